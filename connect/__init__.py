@@ -1,0 +1,1 @@
+"""Kafka-Connect-compatible integration framework; built on ``core.backends`` (later issue)."""

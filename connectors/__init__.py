@@ -1,0 +1,1 @@
+"""Source and sink connectors, written against ``connect.api`` only (later issues)."""

@@ -1,0 +1,1 @@
+"""Confluent-compatible Schema Registry stored in the ``_schemas`` topic (later issue)."""
