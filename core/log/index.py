@@ -1,0 +1,237 @@
+"""Sparse offset and time indexes of one segment: in-memory arrays, appended to Kafka-format files.
+
+On disk, as Kafka lays them out (big-endian):
+
+* ``.index``: entries of (relative offset int32, file position int32); an entry points at
+  the start of a batch whose base offset is ``segment base + relative offset``.
+* ``.timeindex``: entries of (timestamp int64, relative offset int32); timestamps strictly
+  increase. An entry (T, R) means every batch stored before the batch containing
+  ``base + R`` has a max timestamp of at most T.
+
+Memory layout: two parallel ``array`` objects per index. The writer appends the payload
+array before the key array, so a lock-free reader that finds entry ``i`` by bisecting the
+key array always finds entry ``i`` in the payload array too (each append is atomic under
+the GIL). Indexes of sealed segments are read from disk lazily, on the first lookup.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import struct
+import sys
+import threading
+from array import array
+from bisect import bisect_left, bisect_right
+from pathlib import Path
+
+__all__ = ["OffsetIndex", "TimeIndex"]
+
+log = logging.getLogger(__name__)
+
+_OFFSET_ENTRY = struct.Struct(">ii")
+_TIME_ENTRY = struct.Struct(">qi")
+_LITTLE_ENDIAN = sys.byteorder == "little"
+
+
+class _IndexFile:
+    """An index file: the fd used for appends, lazy loading, rename, flush and close."""
+
+    entry_size = 0
+
+    def __init__(self, path: Path, *, create: bool = False) -> None:
+        self.path = path
+        self._fd: int | None = None  # opened on the first write: sealed indexes are read-only
+        self._dirty = False
+        self._load_lock = threading.Lock()
+        self._loaded = create
+        if create:
+            self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+
+    # ------------------------------------------------------------------ file state
+
+    def file_entries(self) -> int | None:
+        """Entries the file holds, or None if it is missing or not a whole number of entries."""
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return None
+        if size % self.entry_size:
+            return None
+        return size // self.entry_size
+
+    def _read_file(self) -> bytes:
+        try:
+            with open(self.path, "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            return b""
+
+    def read_last_raw(self) -> bytes | None:
+        """The last entry's bytes from disk, None if the file is missing, empty or ragged."""
+        n = self.file_entries()
+        if not n:
+            return None
+        with open(self.path, "rb") as f:
+            f.seek((n - 1) * self.entry_size)
+            return f.read(self.entry_size)
+
+    def _ensure_loaded(self) -> None:
+        if self._loaded:
+            return
+        with self._load_lock:
+            if not self._loaded:
+                data = self._read_file()
+                usable = len(data) - len(data) % self.entry_size
+                self._load(data[:usable])
+                self._loaded = True
+
+    def _load(self, data: bytes) -> None:
+        raise NotImplementedError  # each index parses its own entry layout
+
+    def _write_entry(self, raw: bytes) -> None:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        os.write(self._fd, raw)
+        self._dirty = True
+
+    def _rewrite_file(self, raw: bytes) -> None:
+        """Replace the file's content with ``raw`` (used when an index is rebuilt)."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        os.ftruncate(self._fd, 0)
+        if raw:
+            os.write(self._fd, raw)
+        self._dirty = True
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def flush(self) -> None:
+        if self._fd is not None and self._dirty:
+            self._dirty = False
+            os.fdatasync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+    def rename(self, path: Path) -> None:
+        """Rename the file (if it exists); an open fd keeps working across the rename."""
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(self.path, path)
+        self.path = path
+
+    def unlink(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def _ints(data: bytes, typecode: str) -> array:
+    values = array(typecode)
+    values.frombytes(data)
+    if _LITTLE_ENDIAN:
+        values.byteswap()
+    return values
+
+
+class OffsetIndex(_IndexFile):
+    """Relative offset -> position of the batch starting there, every index.interval.bytes."""
+
+    entry_size = _OFFSET_ENTRY.size
+
+    def __init__(self, path: Path, *, create: bool = False) -> None:
+        self._offsets = array("i")  # relative base offsets, strictly increasing
+        self._positions = array("i")  # file positions, strictly increasing
+        super().__init__(path, create=create)
+
+    def _load(self, data: bytes) -> None:
+        both = _ints(data, "i")
+        self._positions = both[1::2]
+        self._offsets = both[0::2]
+
+    def __len__(self) -> int:
+        self._ensure_loaded()
+        return len(self._offsets)
+
+    def append(self, relative_offset: int, position: int) -> None:
+        """Add an entry; the caller guarantees both values grow."""
+        self._write_entry(_OFFSET_ENTRY.pack(relative_offset, position))
+        self._positions.append(position)
+        self._offsets.append(relative_offset)
+
+    def lookup(self, relative_offset: int) -> int:
+        """Position of the last indexed batch whose base is at or before ``relative_offset``."""
+        self._ensure_loaded()
+        i = bisect_right(self._offsets, relative_offset) - 1
+        return self._positions[i] if i >= 0 else 0
+
+    def last_entry(self) -> tuple[int, int] | None:
+        """(relative offset, position) of the last entry, read from disk if not loaded."""
+        if self._loaded:
+            return (self._offsets[-1], self._positions[-1]) if self._offsets else None
+        raw = self.read_last_raw()
+        return _OFFSET_ENTRY.unpack(raw) if raw else None
+
+    def rebuild(self, entries: list[tuple[int, int]]) -> None:
+        """Replace every entry (memory and file) with ``entries``."""
+        self._rewrite_file(b"".join(_OFFSET_ENTRY.pack(o, p) for o, p in entries))
+        self._positions = array("i", [p for _, p in entries])
+        self._offsets = array("i", [o for o, _ in entries])
+        self._loaded = True
+
+
+class TimeIndex(_IndexFile):
+    """Max timestamp so far -> relative offset of the batch where it was first reached."""
+
+    entry_size = _TIME_ENTRY.size
+
+    def __init__(self, path: Path, *, create: bool = False) -> None:
+        self._timestamps = array("q")  # strictly increasing
+        self._offsets = array("i")
+        super().__init__(path, create=create)
+
+    def _load(self, data: bytes) -> None:
+        n = len(data) // self.entry_size
+        fields = struct.unpack(">" + "qi" * n, data) if n else ()
+        self._offsets = array("i", fields[1::2])
+        self._timestamps = array("q", fields[0::2])
+
+    def __len__(self) -> int:
+        self._ensure_loaded()
+        return len(self._timestamps)
+
+    def maybe_append(self, timestamp: int, relative_offset: int) -> bool:
+        """Add an entry if ``timestamp`` is above the last one (Kafka keeps them increasing)."""
+        self._ensure_loaded()
+        if self._timestamps and timestamp <= self._timestamps[-1]:
+            return False
+        self._write_entry(_TIME_ENTRY.pack(timestamp, relative_offset))
+        self._offsets.append(relative_offset)
+        self._timestamps.append(timestamp)
+        return True
+
+    def lookup_before(self, timestamp: int) -> int | None:
+        """Relative offset of the last entry with a timestamp below ``timestamp``, if any.
+
+        By the entry invariant, no batch before the one containing that offset can hold a
+        record with a timestamp at or above ``timestamp``.
+        """
+        self._ensure_loaded()
+        i = bisect_left(self._timestamps, timestamp) - 1
+        return self._offsets[i] if i >= 0 else None
+
+    def last_entry(self) -> tuple[int, int] | None:
+        """(timestamp, relative offset) of the last entry, read from disk if not loaded."""
+        if self._loaded:
+            return (self._timestamps[-1], self._offsets[-1]) if self._timestamps else None
+        raw = self.read_last_raw()
+        return _TIME_ENTRY.unpack(raw) if raw else None
+
+    def rebuild(self, entries: list[tuple[int, int]]) -> None:
+        """Replace every entry (memory and file) with ``entries``."""
+        self._rewrite_file(b"".join(_TIME_ENTRY.pack(t, o) for t, o in entries))
+        self._offsets = array("i", [o for _, o in entries])
+        self._timestamps = array("q", [t for t, _ in entries])
+        self._loaded = True
