@@ -1,0 +1,65 @@
+"""The dependency direction of shared/design.md, checked on the source tree."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# package -> repository packages it may import (besides itself)
+ALLOWED = {
+    "core.log": set(),
+    "core.group": {"core.log"},
+    "core.backends": {"core.log", "core.group"},
+    "core.cli": {"core.backends", "core.log"},
+}
+REPO_PACKAGES = ("core", "connect", "connectors", "schema_registry")
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def _owner(module: str) -> str | None:
+    for package in sorted(ALLOWED, key=len, reverse=True):
+        if module == package or module.startswith(package + "."):
+            return package
+    if module.split(".")[0] in REPO_PACKAGES:
+        return module
+    return None
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_package_imports_only_what_the_design_allows(package):
+    directory = ROOT.joinpath(*package.split("."))
+    if not directory.exists():
+        pytest.skip(f"{package} does not exist yet")
+    offenders = []
+    for path in sorted(directory.rglob("*.py")):
+        for module in _imports(path):
+            owner = _owner(module)
+            if owner is None or owner == package:
+                continue
+            if owner not in ALLOWED[package]:
+                offenders.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert offenders == []
+
+
+def test_nothing_outside_core_imports_core_log_directly():
+    offenders = []
+    for top in ("connect", "connectors", "schema_registry"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for module in _imports(path):
+                if module == "core.log" or module.startswith(("core.log.", "core.group")):
+                    offenders.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert offenders == []
