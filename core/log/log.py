@@ -15,7 +15,7 @@ import logging
 import shutil
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -271,10 +271,7 @@ class PartitionLog:
                 end = self._segments.view.end_offset
                 dirty, directory_dirty = self._flush.take()
             try:
-                for segment in dirty:
-                    segment.flush()
-                if directory_dirty:
-                    fsync_directory(self.directory)
+                self._sync(dirty, directory_dirty)
             except OSError as exc:
                 with self._lock:
                     self._flush.give_back(dirty, directory_dirty)
@@ -378,6 +375,13 @@ class PartitionLog:
         with self._lock:
             self.config = config
 
+    def _sync(self, dirty: Iterable[LogSegment], directory_dirty: bool) -> None:
+        """fsync the given segments and, when segments were added or removed, the directory."""
+        for segment in dirty:
+            segment.flush()
+        if directory_dirty:
+            fsync_directory(self.directory)
+
     def close(self) -> None:
         """Flush and release everything; idempotent. Reads in progress finish first."""
         with self._flush_lock, self._lock:
@@ -387,10 +391,7 @@ class PartitionLog:
             self._listeners = []
             dirty, directory_dirty = self._flush.take()
             try:
-                for segment in dirty:
-                    segment.flush()
-                if directory_dirty:
-                    fsync_directory(self.directory)
+                self._sync(dirty, directory_dirty)
                 self._flush.flushed_offset = self._segments.view.end_offset
             finally:
                 for segment in dirty:
