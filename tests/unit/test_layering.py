@@ -12,9 +12,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # package -> repository packages it may import (besides itself)
 ALLOWED = {
     "core.log": set(),
+    "core.protocol": set(),
     "core.group": {"core.log"},
-    "core.backends": {"core.log", "core.group"},
-    "core.cli": {"core.backends", "core.log"},
+    "core.broker": {"core.log", "core.group", "core.protocol"},
+    "core.backends": {"core.log", "core.group", "core.protocol"},
+    "core.cli": {"core.backends", "core.broker", "core.log"},
 }
 REPO_PACKAGES = ("core", "connect", "connectors", "schema_registry")
 

@@ -1,0 +1,52 @@
+"""What every request handler sees: the broker's shared state and the request's context."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.broker.config import BrokerConfig
+    from core.broker.producer_state import ProducerStateManager
+    from core.group import GroupCoordinator
+    from core.log.manager import LogManager
+
+__all__ = ["BrokerState", "RequestContext"]
+
+
+@dataclass
+class BrokerState:
+    """Shared by all connections of one broker. Handlers run on the event loop thread.
+
+    * ``manager``: the commit log (topics, partitions, appends, reads).
+    * ``coordinator``: the classic group coordinator; its callbacks may fire on any thread,
+      so handlers resolve futures with ``loop.call_soon_threadsafe``.
+    * ``producers``: idempotent-producer state (producer ids, per-partition sequences).
+    * ``node_id``, ``advertised_host``, ``advertised_port``: how clients reach this broker
+      (the only broker of its cluster: leader of every partition, coordinator of every group).
+    """
+
+    config: BrokerConfig
+    manager: LogManager
+    coordinator: GroupCoordinator
+    producers: ProducerStateManager
+    node_id: int
+    advertised_host: str
+    advertised_port: int
+    cluster_id: str
+    loop: asyncio.AbstractEventLoop
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """One decoded request: header fields, the peer, and the kafka-python request object."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str
+    client_host: str
+    connection_id: str
+    request: Any
