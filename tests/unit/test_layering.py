@@ -17,6 +17,7 @@ ALLOWED = {
     "core.broker": {"core.log", "core.group", "core.protocol"},
     "core.backends": {"core.log", "core.group", "core.protocol"},
     "core.cli": {"core.backends", "core.broker", "core.log"},
+    "connect.api": set(),
 }
 REPO_PACKAGES = ("core", "connect", "connectors", "schema_registry")
 

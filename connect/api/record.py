@@ -1,0 +1,135 @@
+"""Connect records: what source tasks produce, sink tasks receive and transforms rewrite."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from enum import Enum
+from typing import Any, Self
+
+from connect.api.coordinates import TimestampType
+from connect.api.data import Schema
+from connect.api.errors import DataError
+from connect.api.header import Header, Headers
+
+__all__ = ["ConnectRecord", "SinkRecord", "SourceRecord"]
+
+
+class _Keep(Enum):
+    KEEP = "keep"
+
+
+_KEEP = _Keep.KEEP
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ConnectRecord:
+    """What every Connect record has: a topic and optional partition, a key and a value
+    each with its schema (None for schemaless data), a timestamp in epoch milliseconds
+    and headers.
+
+    Records are immutable apart from their ``headers``, which a transformation may change
+    in place; derive a changed record with ``new_record``. Construct with keywords. Not
+    hashable (keys and values may be dicts).
+    """
+
+    topic: str
+    kafka_partition: int | None = None
+    key_schema: Schema | None = None
+    key: Any = None
+    value_schema: Schema | None = None
+    value: Any = None
+    timestamp: int | None = None
+    headers: Headers = dataclasses.field(default_factory=Headers)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.topic, str):
+            raise DataError(f"A record's topic is a str, not {type(self.topic).__name__}")
+        if not isinstance(self.headers, Headers):
+            given: Iterable[Header] | None = self.headers
+            object.__setattr__(self, "headers", Headers(given or ()))
+
+    def new_record(
+        self,
+        *,
+        topic: str | _Keep = _KEEP,
+        kafka_partition: int | _Keep | None = _KEEP,
+        key_schema: Schema | _Keep | None = _KEEP,
+        key: Any = _KEEP,
+        value_schema: Schema | _Keep | None = _KEEP,
+        value: Any = _KEEP,
+        timestamp: int | _Keep | None = _KEEP,
+        headers: Headers | Iterable[Header] | _Keep = _KEEP,
+    ) -> Self:
+        """A copy with the given attributes changed, as transformations make them.
+
+        Attributes not named are kept, including a source record's partition and offset
+        and a sink record's Kafka offset and original coordinates. Unless ``headers`` is
+        given the copy gets a duplicate of this record's headers, so changing one
+        record's headers never changes the other's.
+        """
+        given = {
+            "topic": topic,
+            "kafka_partition": kafka_partition,
+            "key_schema": key_schema,
+            "key": key,
+            "value_schema": value_schema,
+            "value": value,
+            "timestamp": timestamp,
+            "headers": headers,
+        }
+        changes = {name: v for name, v in given.items() if v is not _KEEP}
+        if "headers" not in changes:
+            changes["headers"] = self.headers.duplicate()
+        return dataclasses.replace(self, **changes)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SourceRecord(ConnectRecord):
+    """A record a source task read from an external system.
+
+    ``source_partition`` identifies where in the source the record came from (a file, a
+    table) and ``source_offset`` how far into it; the runtime stores the latest offset per
+    partition once the record is written, and the task reads it back through
+    ``OffsetStorageReader`` on restart. Both maps must be JSON-serializable: string
+    keys, and str, int, float, bool or None values. ``kafka_partition`` None lets the
+    partitioner choose from the serialized key.
+    """
+
+    source_partition: Mapping[str, Any] | None = None
+    source_offset: Mapping[str, Any] | None = None
+
+    __hash__ = None  # type: ignore[assignment]  # dataclass would add one per subclass
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SinkRecord(ConnectRecord):
+    """A record consumed from Kafka and delivered to a sink task.
+
+    ``kafka_offset`` is its offset in the partition. ``original_topic``,
+    ``original_kafka_partition`` and ``original_kafka_offset`` are where the record was
+    consumed before any transformation renamed or moved it (KIP-793); they default to the
+    record's own coordinates and survive ``new_record``, so a task reports offsets for
+    ``pre_commit`` with ``TopicPartition(r.original_topic, r.original_kafka_partition)``.
+    """
+
+    # field() without a default: a bare annotation would inherit ConnectRecord's None.
+    kafka_partition: int = dataclasses.field()
+    kafka_offset: int
+    timestamp_type: TimestampType = TimestampType.NO_TIMESTAMP_TYPE
+    original_topic: str | None = None
+    original_kafka_partition: int | None = None
+    original_kafka_offset: int | None = None
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.original_topic is None:
+            object.__setattr__(self, "original_topic", self.topic)
+        if self.original_kafka_partition is None:
+            object.__setattr__(self, "original_kafka_partition", self.kafka_partition)
+        if self.original_kafka_offset is None:
+            object.__setattr__(self, "original_kafka_offset", self.kafka_offset)

@@ -1,0 +1,143 @@
+"""Connect records: construction, immutability and new_record copies for transformations."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import pytest
+
+from connect.api.coordinates import RecordMetadata, TimestampType, TopicPartition
+from connect.api.data import Schema, SchemaBuilder, Struct
+from connect.api.errors import DataError
+from connect.api.header import Header, Headers
+from connect.api.record import ConnectRecord, SinkRecord, SourceRecord
+
+
+def _source() -> SourceRecord:
+    return SourceRecord(
+        source_partition={"file": "/tmp/in.txt"},
+        source_offset={"position": 42},
+        topic="lines",
+        kafka_partition=None,
+        key_schema=Schema.OPTIONAL_STRING_SCHEMA,
+        key=None,
+        value_schema=Schema.STRING_SCHEMA,
+        value="hello",
+        timestamp=1_700_000_000_000,
+        headers=Headers().add_string("origin", "file"),
+    )
+
+
+def _sink() -> SinkRecord:
+    return SinkRecord(
+        topic="orders",
+        kafka_partition=3,
+        kafka_offset=1001,
+        value_schema=Schema.INT64_SCHEMA,
+        value=7,
+        timestamp=5,
+        timestamp_type=TimestampType.CREATE_TIME,
+    )
+
+
+def test_records_are_keyword_only_and_default_to_empty_headers():
+    with pytest.raises(TypeError):
+        ConnectRecord("t")  # type: ignore[misc]
+    first, second = ConnectRecord(topic="t"), ConnectRecord(topic="t")
+    assert first.headers == Headers() and first.headers is not second.headers
+    assert (first.key, first.value, first.timestamp, first.kafka_partition) == (None,) * 4
+
+
+def test_header_iterables_are_turned_into_validated_headers():
+    record = ConnectRecord(topic="t", headers=[Header("h", Schema.STRING_SCHEMA, "v")])
+    assert isinstance(record.headers, Headers)
+    assert record.headers.last_with_name("h").value == "v"
+    with pytest.raises(DataError):
+        ConnectRecord(topic="t", headers=[Header("h", Schema.INT8_SCHEMA, "v")])
+    with pytest.raises(DataError, match="topic"):
+        ConnectRecord(topic=None)  # type: ignore[arg-type]
+
+
+def test_sink_records_need_their_kafka_coordinates():
+    with pytest.raises(TypeError, match="kafka_partition"):
+        SinkRecord(topic="t", kafka_offset=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="kafka_offset"):
+        SinkRecord(topic="t", kafka_partition=0)  # type: ignore[call-arg]
+
+
+def test_records_are_immutable_and_unhashable():
+    for record in (ConnectRecord(topic="t"), _source(), _sink()):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            record.value = 1  # type: ignore[misc]
+        with pytest.raises(TypeError):
+            hash(record)
+
+
+def test_new_record_changes_only_what_is_named_and_keeps_the_type():
+    original = _source()
+    renamed = original.new_record(topic="lines-v2", value=None)
+    assert type(renamed) is SourceRecord
+    assert (renamed.topic, renamed.value) == ("lines-v2", None)
+    assert renamed.source_partition == {"file": "/tmp/in.txt"}
+    assert renamed.source_offset == {"position": 42}
+    assert (renamed.key_schema, renamed.value_schema, renamed.timestamp) == (
+        original.key_schema,
+        original.value_schema,
+        original.timestamp,
+    )
+    assert original.topic == "lines" and original.value == "hello"
+
+
+def test_new_record_duplicates_headers_unless_given():
+    original = _source()
+    copy = original.new_record(value="changed")
+    copy.headers.add_string("added", "x")
+    assert original.headers.last_with_name("added") is None
+    assert copy.headers.last_with_name("origin").value == "file"
+    replaced = original.new_record(headers=[Header("only", None, 1)])
+    assert [h.key for h in replaced.headers] == ["only"]
+
+
+def test_sink_record_keeps_original_coordinates_through_transformations():
+    record = _sink()
+    assert (
+        record.original_topic,
+        record.original_kafka_partition,
+        record.original_kafka_offset,
+    ) == (
+        "orders",
+        3,
+        1001,
+    )
+    routed = record.new_record(topic="orders-archive", kafka_partition=0)
+    assert type(routed) is SinkRecord
+    assert (routed.topic, routed.kafka_partition, routed.kafka_offset) == (
+        "orders-archive",
+        0,
+        1001,
+    )
+    assert (routed.original_topic, routed.original_kafka_partition) == ("orders", 3)
+    assert routed.timestamp_type is TimestampType.CREATE_TIME
+    assert record == _sink() and routed != record
+
+
+def test_kafka_types_are_tuples_compatible_with_plain_tuples():
+    assert TopicPartition("t", 1) == ("t", 1)
+    assert {TopicPartition("t", 1): 5}[("t", 1)] == 5
+    assert RecordMetadata("t", 0, 10, 99).offset == 10
+    assert TimestampType(1) is TimestampType.LOG_APPEND_TIME
+
+
+def test_records_with_structs_and_headers_survive_pickling():
+    # Spark ships records to executors with pickle.
+    schema = SchemaBuilder.struct().name("Row").field("id", Schema.INT64_SCHEMA).build()
+    record = SinkRecord(
+        topic="t",
+        kafka_partition=0,
+        kafka_offset=1,
+        value_schema=schema,
+        value=Struct(schema).put("id", 9),
+        headers=Headers().add_string("h", "v"),
+    )
+    assert pickle.loads(pickle.dumps(record)) == record
