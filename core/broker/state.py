@@ -6,13 +6,22 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.broker.append_waiters import AppendWaiters
+from core.broker.appender import Appender
+
 if TYPE_CHECKING:
     from core.broker.config import BrokerConfig
     from core.broker.producer_state import ProducerStateManager
     from core.group import GroupCoordinator
     from core.log.manager import LogManager
 
-__all__ = ["BrokerState", "RequestContext"]
+__all__ = ["BrokerState", "CloseConnection", "RequestContext"]
+
+
+class CloseConnection(Exception):
+    """Raised by a handler to close the request's connection without answering, as Kafka
+    does for an acks=0 Produce that failed (the client then refreshes its metadata). The
+    server logs the message on one line, without a traceback."""
 
 
 @dataclass
@@ -25,6 +34,9 @@ class BrokerState:
     * ``producers``: idempotent-producer state (producer ids, per-partition sequences).
     * ``node_id``, ``advertised_host``, ``advertised_port``: how clients reach this broker
       (the only broker of its cluster: leader of every partition, coordinator of every group).
+    * ``appender``: runs Produce appends (inline, or on threads for partitions that fsync);
+      built from ``producers`` and ``config`` when not given.
+    * ``append_waiters``: where long-polling Fetch requests wait for appends.
     """
 
     config: BrokerConfig
@@ -37,6 +49,12 @@ class BrokerState:
     cluster_id: str
     loop: asyncio.AbstractEventLoop
     extras: dict[str, Any] = field(default_factory=dict)
+    appender: Appender = field(default=None)  # type: ignore[assignment] # see __post_init__
+    append_waiters: AppendWaiters = field(default_factory=AppendWaiters)
+
+    def __post_init__(self) -> None:
+        if self.appender is None:
+            self.appender = Appender(self.producers, threads=self.config.num_io_threads)
 
 
 @dataclass(frozen=True)

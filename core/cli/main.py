@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from core.backends.errors import BackendError
-from core.cli import consume, groups, produce, topics, up
+from core.cli import broker, consume, groups, produce, topics, up
 from core.cli.errors import CliError
 from core.cli.logging_setup import configure_console_logging
 from core.cli.options import add_log_option, resolve_log_url
@@ -25,6 +25,7 @@ BUILTIN_COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "consume": consume.register,
     "groups": groups.register,
     "up": up.register,
+    "broker": broker.register,
 }
 
 

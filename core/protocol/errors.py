@@ -1,13 +1,71 @@
-"""Kafka protocol error codes (Kafka's numbering), as the broker answers them."""
+"""Kafka's error codes, and the errors raised for a request that cannot be read.
+
+::
+
+    ProtocolError                 the request cannot be answered: close its connection
+    ├── FrameTooLargeError        the size prefix exceeds socket.request.max.bytes
+    ├── MalformedRequestError     a bad size prefix, a truncated or undecodable header/body
+    ├── UnsupportedApiError       an API key this broker does not serve
+    └── UnsupportedVersionError   a version outside what the broker parses for that API
+"""
 
 from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["ErrorCode"]
+__all__ = [
+    "ErrorCode",
+    "FrameTooLargeError",
+    "MalformedRequestError",
+    "ProtocolError",
+    "UnsupportedApiError",
+    "UnsupportedVersionError",
+]
+
+
+class ProtocolError(Exception):
+    """A request that cannot be answered. Kafka closes the connection it came on (there is
+    no way to encode a response to a request that could not be read); so does Ferry."""
+
+
+class FrameTooLargeError(ProtocolError):
+    """A frame's size prefix is above the broker's limit; the body is never read."""
+
+    def __init__(self, size: int, limit: int):
+        super().__init__(
+            f"request of {size} bytes exceeds socket.request.max.bytes={limit}"
+        )
+        self.size = size
+        self.limit = limit
+
+
+class MalformedRequestError(ProtocolError):
+    """The size prefix, request header or body does not decode."""
+
+
+class UnsupportedApiError(ProtocolError):
+    """The API key is not served by this broker."""
+
+    def __init__(self, api_key: int):
+        super().__init__(f"unsupported API key {api_key}")
+        self.api_key = api_key
+
+
+class UnsupportedVersionError(ProtocolError):
+    """The API is served, but not at the requested version."""
+
+    def __init__(self, api_name: str, api_key: int, version: int, low: int, high: int):
+        super().__init__(
+            f"unsupported version {version} of {api_name} (key {api_key}); "
+            f"this broker reads versions {low}-{high}"
+        )
+        self.api_key = api_key
+        self.version = version
 
 
 class ErrorCode(IntEnum):
+    """Kafka's error codes, with Kafka's numbering and names (``Errors.java``)."""
+
     UNKNOWN_SERVER_ERROR = -1
     NONE = 0
     OFFSET_OUT_OF_RANGE = 1

@@ -1,105 +1,52 @@
 """A real ``ferry broker`` subprocess on a free 127.0.0.1 port, for client tests.
 
 ``broker`` starts one per test (``broker_factory`` for custom configs); each is stopped by
-the fixture that started it. ``restart()`` stops it gently and starts it again on the same
-port and data directory; ``kill()`` sends SIGKILL.
+the fixture that started it. ``module_broker`` is one broker shared by a test module, for
+suites of independent tests that each use their own topics. ``restart()`` stops a broker
+gently and starts it again on the same port and data directory; ``kill()`` sends SIGKILL.
+``BrokerProcess`` lives in ``tests/broker_process.py``, shared with the LogBackend contract
+suite.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from broker_process import BrokerProcess
 
-START_TIMEOUT_S = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+__all__ = ["BrokerProcess", "broker", "broker_factory", "module_broker"]
 
 
-class BrokerProcess:
-    def __init__(self, data_dir: Path, config: dict[str, str], log_path: Path) -> None:
-        self.data_dir = data_dir
-        self.config = config
-        self.port = free_port()
-        self.log_path = log_path
-        self.proc: subprocess.Popen[bytes] | None = None
+def _factory(directory: Path) -> Iterator[Callable[..., BrokerProcess]]:
+    started: list[BrokerProcess] = []
 
-    @property
-    def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+    def make(config: Mapping[str, str] | None = None, name: str = "broker") -> BrokerProcess:
+        b = BrokerProcess(directory / f"{name}-data", dict(config or {}),
+                          directory / f"{name}.log")
+        started.append(b)
+        b.start()
+        return b
 
-    def start(self) -> None:
-        config_file = self.data_dir.parent / f"broker-{self.port}.properties"
-        config_file.write_text("".join(f"{k}={v}\n" for k, v in self.config.items()))
-        log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.cli", "broker", "--data-dir", str(self.data_dir),
-             "--listen", self.bootstrap, "--config", str(config_file)],
-            stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"broker exited with {self.proc.returncode}:\n{self.output()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        self.kill()
-        raise RuntimeError(f"broker did not listen within {START_TIMEOUT_S} s:\n{self.output()}")
-
-    def output(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-5000:]
-        except OSError:
-            return ""
-
-    def stop(self, timeout: float = 20.0) -> int | None:
-        if self.proc is None or self.proc.poll() is not None:
-            return None if self.proc is None else self.proc.returncode
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait(10)
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
+    try:
+        yield make
+    finally:
+        for b in started:
+            b.stop()
 
 
 @pytest.fixture
 def broker_factory(tmp_path: Path) -> Iterator[Callable[..., BrokerProcess]]:
-    started: list[BrokerProcess] = []
+    yield from _factory(tmp_path)
 
-    def make(config: dict[str, str] | None = None, name: str = "broker") -> BrokerProcess:
-        b = BrokerProcess(tmp_path / f"{name}-data", dict(config or {}),
-                          tmp_path / f"{name}.log")
-        b.start()
-        started.append(b)
-        return b
 
-    yield make
-    for b in started:
-        b.stop()
+@pytest.fixture(scope="module")
+def module_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
+    """One broker for a whole test module, stopped after its last test."""
+    for make in _factory(tmp_path_factory.mktemp("module-broker")):
+        yield make({"group.initial.rebalance.delay.ms": "0",
+                    "offsets.topic.num.partitions": "4"})
 
 
 @pytest.fixture

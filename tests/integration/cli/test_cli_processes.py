@@ -1,4 +1,5 @@
-"""Long-running commands: ``consume`` in follow mode, ``ferry up``, and the data-dir lock."""
+"""Long-running commands: ``consume`` in follow mode, ``ferry up`` (the broker), and the
+data-dir lock."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import re
 import signal
 
 import pytest
+from broker_process import free_port
 from cli_helpers import Ferry, LineReader, assert_one_error_line, stop
+from kafka import KafkaConsumer, TopicPartition
 
 pytestmark = pytest.mark.integration
 
@@ -36,19 +39,33 @@ def test_follow_mode_stops_cleanly_on_sigint_and_holds_the_log(ferry: Ferry) -> 
     assert result.stdout == b"three\n", result.stderr
 
 
-def test_up_reports_ready_holds_the_dir_and_stops_on_sigterm(ferry: Ferry) -> None:
+def test_up_serves_kafka_clients_holds_the_dir_and_stops_on_sigterm(ferry: Ferry) -> None:
     ferry.ok("topics", "create", "kept")
+    ferry.ok("produce", "kept", input=b"before-up\n")
     data_dir = ferry.tmp_path / "data"
-    proc = ferry.start("up", "--data-dir", str(data_dir), log=False)
+    port = free_port()
+    proc = ferry.start("up", "--data-dir", str(data_dir), "--listen", f"127.0.0.1:{port}",
+                       log=False)
     assert proc.stderr is not None
     log = LineReader(proc.stderr)
     ready = log.wait_for(b"commit log ready").decode()
     assert str(data_dir) in ready and re.search(r"\b1 topic\b", ready), ready
-    log.wait_for(b"127.0.0.1:9092")
+    log.wait_for(f"127.0.0.1:{port}".encode())
+    log.wait_for(b"arrive with later releases")
 
+    # The broker serves the directory's data to a Kafka client.
+    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{port}", consumer_timeout_ms=10000)
+    try:
+        consumer.assign([TopicPartition("kept", 0)])
+        consumer.seek_to_beginning()
+        assert next(consumer).value == b"before-up"
+    finally:
+        consumer.close()
+
+    # Another process is told who holds the directory and where its broker listens.
     result = ferry.run("topics", "list")
     line = assert_one_error_line(result, str(proc.pid))
-    assert str(data_dir) in line
+    assert str(data_dir) in line and f"kafka://127.0.0.1:{port}" in line
 
     assert stop(proc, signal.SIGTERM) == 0
     rest = log.rest()

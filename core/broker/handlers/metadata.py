@@ -1,0 +1,126 @@
+"""Metadata (key 3, v0-12): this node as the only broker, controller and leader.
+
+Every partition is led by this node with leader epoch 0 and replicas = ISR = [this node].
+Topic ids (v10+) are the topics' real ids. A missing topic is UNKNOWN_TOPIC_OR_PARTITION,
+or is created with num.partitions partitions when auto.create.topics.enable is on and the
+request allows it (v4+ ``allow_auto_topic_creation``; always allowed below v4), and then
+described at once rather than after a LEADER_NOT_AVAILABLE round trip: the topic is
+complete when ``create_topic`` returns. An illegal name is INVALID_TOPIC_EXCEPTION.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import uuid
+from collections.abc import Iterator
+from functools import lru_cache
+
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+
+from core.broker.registry import handles
+from core.broker.state import BrokerState, RequestContext
+from core.log.errors import InvalidTopicError, StorageError, TopicExistsError, UnknownTopicError
+from core.log.manager import TopicMetadata
+from core.log.topic_metadata import validate_topic_name
+from core.protocol.errors import ErrorCode
+
+__all__ = ["metadata", "topic_uuid"]
+
+log = logging.getLogger(__name__)
+
+_Broker = MetadataResponse.MetadataResponseBroker
+_Topic = MetadataResponse.MetadataResponseTopic
+_Partition = _Topic.MetadataResponsePartition
+LEADER_EPOCH = 0
+
+
+@lru_cache(maxsize=4096)
+def topic_uuid(topic_id: str) -> uuid.UUID:
+    """A topic id as Ferry stores it (Kafka's 22-character URL-safe base64) as a UUID."""
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(topic_id + "=="))
+
+
+@handles(MetadataRequest, versions=(0, 12))
+async def metadata(state: BrokerState, ctx: RequestContext) -> MetadataResponse:
+    request = ctx.request
+    requested = request.topics
+    if requested is None or (ctx.api_version == 0 and not requested):
+        topics = [_describe(state, meta) for meta in _all_topics(state)]
+    else:
+        allow_create = state.config.auto_create_topics_enable and (
+            ctx.api_version < 4 or request.allow_auto_topic_creation)
+        topics = [await _lookup(state, ctx, t.name, t.topic_id, allow_create)
+                  for t in requested]
+    return MetadataResponse(
+        throttle_time_ms=0,
+        brokers=[_Broker(node_id=state.node_id, host=state.advertised_host,
+                         port=state.advertised_port, rack=None)],
+        cluster_id=state.cluster_id,
+        controller_id=state.node_id,
+        topics=topics,
+    )
+
+
+async def _lookup(state: BrokerState, ctx: RequestContext, name: str | None,
+                  topic_id: uuid.UUID | None, allow_create: bool) -> object:
+    manager = state.manager
+    if name is None:  # v10+: by id
+        for meta in _all_topics(state):
+            if topic_id is not None and topic_uuid(meta.topic_id) == topic_id:
+                return _describe(state, meta)
+        return _error(ErrorCode.UNKNOWN_TOPIC_ID, None, topic_id)
+    try:
+        validate_topic_name(name)
+    except InvalidTopicError:
+        return _error(ErrorCode.INVALID_TOPIC_EXCEPTION, name)
+    try:
+        return _describe(state, manager.topic(name))
+    except UnknownTopicError:
+        if not allow_create:
+            return _error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name)
+    try:
+        # Off the event loop: creating a topic writes and fsyncs files.
+        created = await asyncio.to_thread(manager.create_topic, name,
+                                          state.config.num_partitions)
+        log.info("auto-created topic %s with %d partitions for %s (client id %r)", name,
+                 created.partitions, ctx.client_host, ctx.client_id)
+        return _describe(state, created)
+    except TopicExistsError:
+        return _describe(state, manager.topic(name))
+    except InvalidTopicError:
+        return _error(ErrorCode.INVALID_TOPIC_EXCEPTION, name)
+    except StorageError as exc:
+        log.error("cannot auto-create topic %s: %s", name, exc)
+        return _error(ErrorCode.UNKNOWN_SERVER_ERROR, name)
+
+
+def _all_topics(state: BrokerState) -> Iterator[TopicMetadata]:
+    """Every topic's metadata, skipping one deleted while the list is walked."""
+    for name in state.manager.topics():
+        try:
+            yield state.manager.topic(name)
+        except UnknownTopicError:
+            continue
+
+
+def _describe(state: BrokerState, meta: TopicMetadata) -> object:
+    node = state.node_id
+    return _Topic(
+        error_code=ErrorCode.NONE,
+        name=meta.name,
+        topic_id=topic_uuid(meta.topic_id),
+        is_internal=meta.internal,
+        partitions=[
+            _Partition(error_code=ErrorCode.NONE, partition_index=p, leader_id=node,
+                       leader_epoch=LEADER_EPOCH, replica_nodes=[node], isr_nodes=[node],
+                       offline_replicas=[])
+            for p in range(meta.partitions)
+        ],
+    )
+
+
+def _error(code: ErrorCode, name: str | None, topic_id: uuid.UUID | None = None) -> object:
+    return _Topic(error_code=code, name=name, topic_id=topic_id, is_internal=False,
+                  partitions=[])

@@ -1,0 +1,188 @@
+"""Produce (key 0, v3-9; v0 advertised): append one RecordBatch v2 per partition.
+
+Batches are stored as the producer compressed them and never decoded (except that
+compacted topics check for keys). Per partition, as Kafka's ``LogValidator`` does: exactly
+one whole v2 batch, baseOffset 0, not a control batch, record count matching
+lastOffsetDelta, within max.message.bytes, valid CRC-32C; then the idempotent producer's
+sequence check and the append, which assigns offsets in place and stamps LogAppendTime.
+Appends to partitions that fsync run on threads (see ``core.broker.appender``).
+
+acks=0 is answered with nothing; if a partition failed, the connection is closed so that
+the client refreshes its metadata, as Kafka does. acks=-1 is acks=1 on one node (the ISR
+is this node), except that min.insync.replicas above 1 cannot be met: NOT_ENOUGH_REPLICAS.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable
+
+from kafka.protocol.producer import ProduceRequest, ProduceResponse
+
+from core.broker.handlers.metadata import LEADER_EPOCH
+from core.broker.producer_state import ProducerStateError
+from core.broker.registry import handles
+from core.broker.state import BrokerState, CloseConnection, RequestContext
+from core.log.errors import (
+    CorruptRecordError,
+    InvalidRecordError,
+    LogClosedError,
+    RecordTooLargeError,
+    StorageError,
+    UnknownTopicError,
+)
+from core.log.log import AppendInfo, PartitionLog
+from core.log.records import (
+    HEADER_SIZE,
+    BatchHeader,
+    parse_header,
+    set_partition_leader_epoch,
+    validate_batch,
+)
+from core.protocol.errors import ErrorCode
+
+__all__ = ["produce"]
+
+log = logging.getLogger(__name__)
+
+_TopicResponse = ProduceResponse.TopicProduceResponse
+_PartitionResponse = _TopicResponse.PartitionProduceResponse
+
+
+class _Rejected(Exception):
+    def __init__(self, code: ErrorCode, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+@handles(ProduceRequest, versions=(3, 9), advertise_min=0)
+async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | None:
+    request = ctx.request
+    acks = request.acks
+    topics = []
+    waiting: list[tuple[object, PartitionLog, Awaitable[AppendInfo]]] = []
+    failures: list[str] = []
+    for topic_data in request.topic_data:
+        partitions = []
+        internal = _is_internal(state, topic_data.name)
+        for data in topic_data.partition_data:
+            response = _PartitionResponse(index=data.index, error_code=ErrorCode.NONE,
+                                          base_offset=-1, log_append_time_ms=-1,
+                                          log_start_offset=-1, record_errors=[],
+                                          error_message=None)
+            partitions.append(response)
+            try:
+                if acks not in (-1, 0, 1):
+                    raise _Rejected(ErrorCode.INVALID_REQUIRED_ACKS,
+                                    f"acks must be -1, 0 or 1, not {acks}")
+                if internal:
+                    raise _Rejected(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                                    f"clients cannot write to the internal topic "
+                                    f"{topic_data.name}")
+                plog = state.manager.log(topic_data.name, data.index)
+                header, batch = _check_batch(plog, data.records, acks)
+                if state.appender.fsyncs(plog):
+                    waiting.append((response, plog,
+                                    state.appender.append_in_thread(plog, header, batch)))
+                    continue
+                _succeeded(response, plog, state.appender.append_now(plog, header, batch))
+            except Exception as exc:
+                _failed(response, topic_data.name, data.index, exc, ctx, failures)
+        topics.append(_TopicResponse(name=topic_data.name, partition_responses=partitions))
+    for response, plog, pending in waiting:
+        try:
+            _succeeded(response, plog, await pending)
+        except Exception as exc:
+            _failed(response, plog.topic, plog.partition, exc, ctx, failures)
+    if acks == 0:
+        if failures:
+            raise CloseConnection(f"acks=0 produce failed: {failures[0]}")
+        return None
+    return ProduceResponse(responses=topics, throttle_time_ms=0)
+
+
+def _is_internal(state: BrokerState, topic: str) -> bool:
+    try:
+        return state.manager.topic(topic).internal
+    except UnknownTopicError:
+        return False
+
+
+def _check_batch(plog: PartitionLog, records: bytes | None,
+                 acks: int) -> tuple[BatchHeader, bytearray]:
+    """The batch's header and a mutable copy of it, if the request's records hold exactly
+    one acceptable batch for ``plog``; _Rejected otherwise."""
+    config = plog.config
+    if acks == -1 and config.min_insync_replicas > 1:
+        raise _Rejected(ErrorCode.NOT_ENOUGH_REPLICAS,
+                        f"min.insync.replicas={config.min_insync_replicas} but this "
+                        "partition has 1 in-sync replica (a single node)")
+    if not records:
+        raise _Rejected(ErrorCode.INVALID_RECORD, "the request holds no record batch")
+    if len(records) < HEADER_SIZE:
+        raise _Rejected(ErrorCode.CORRUPT_MESSAGE,
+                        f"{len(records)} bytes cannot hold a record batch header")
+    header = parse_header(records)  # InvalidRecordError for a magic other than 2
+    if header.size > len(records):
+        raise _Rejected(ErrorCode.CORRUPT_MESSAGE,
+                        f"record batch of {header.size} bytes is truncated to {len(records)}")
+    if header.size < len(records):
+        raise _Rejected(ErrorCode.INVALID_RECORD,
+                        "a produce request must hold exactly one record batch per partition")
+    if header.size > config.max_message_bytes:
+        raise RecordTooLargeError(f"record batch of {header.size} bytes exceeds "
+                                  f"max.message.bytes={config.max_message_bytes}")
+    if header.base_offset != 0:
+        raise _Rejected(ErrorCode.INVALID_RECORD,
+                        f"a produced batch must have baseOffset 0, not {header.base_offset}")
+    if header.is_control:
+        raise _Rejected(ErrorCode.INVALID_RECORD, "clients cannot produce control batches")
+    if header.is_transactional:
+        raise _Rejected(ErrorCode.INVALID_TXN_STATE,
+                        "transactions are not supported by this broker")
+    if header.records_count != header.last_offset_delta + 1:
+        raise _Rejected(ErrorCode.INVALID_RECORD,
+                        f"record batch declares {header.records_count} records but offset "
+                        f"deltas up to {header.last_offset_delta}")
+    if header.producer_id >= 0:
+        # The CRC must hold before the sequence check: a corrupt retry is no duplicate.
+        # (Other batches are CRC-checked by the append itself.)
+        validate_batch(records)
+    batch = bytearray(records)
+    set_partition_leader_epoch(batch, LEADER_EPOCH)  # outside the CRC, as Kafka stamps it
+    return header, batch
+
+
+def _succeeded(response: object, plog: PartitionLog, info: AppendInfo) -> None:
+    response.base_offset = info.base_offset  # type: ignore[attr-defined]
+    response.log_append_time_ms = info.log_append_time_ms  # type: ignore[attr-defined]
+    response.log_start_offset = plog.log_start_offset  # type: ignore[attr-defined]
+
+
+def _failed(response: object, topic: str, partition: int, exc: Exception,
+            ctx: RequestContext, failures: list[str]) -> None:
+    code = _error_code(exc, topic, partition, ctx)
+    response.error_code = code  # type: ignore[attr-defined]
+    response.error_message = str(exc) or None  # type: ignore[attr-defined]
+    failures.append(f"{topic}-{partition}: {code.name}: {exc}")
+
+
+def _error_code(exc: Exception, topic: str, partition: int, ctx: RequestContext) -> ErrorCode:
+    if isinstance(exc, _Rejected):
+        return exc.code
+    if isinstance(exc, ProducerStateError):
+        return exc.error_code
+    if isinstance(exc, UnknownTopicError):
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if isinstance(exc, RecordTooLargeError):
+        return ErrorCode.MESSAGE_TOO_LARGE
+    if isinstance(exc, CorruptRecordError):
+        return ErrorCode.CORRUPT_MESSAGE
+    if isinstance(exc, InvalidRecordError):
+        return ErrorCode.INVALID_RECORD
+    if isinstance(exc, LogClosedError):  # deleted meanwhile, or shutting down: retry elsewhere
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    if isinstance(exc, StorageError):
+        log.error("append to %s-%d failed for %s: %s", topic, partition, ctx.client_host, exc)
+        return ErrorCode.KAFKA_STORAGE_ERROR
+    raise exc

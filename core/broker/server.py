@@ -1,0 +1,253 @@
+"""The broker process: storage, coordinator and producer state behind one TCP listener.
+
+``run_broker`` is ``ferry broker``: it opens the data directory (LogManager with topic
+defaults from the config, GroupCoordinator on ``__consumer_offsets``), serves until SIGTERM
+or SIGINT, then stops accepting, closes every connection, waits for appends in flight and
+closes the coordinator and the log. ``serve`` is the serving part alone, for a host that
+owns the storage itself (``ferry up`` runs it on the embedded runtime's LogManager).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.broker.config import BrokerConfig, BrokerConfigError
+from core.broker.connection import BrokerConnection
+from core.broker.memory import tune_malloc_for_large_buffers
+from core.broker.meta import load_or_create_meta
+from core.broker.producer_state import ProducerStateManager
+from core.broker.registry import all_specs, load_handlers
+from core.broker.state import BrokerState
+from core.group import GroupCoordinator, LogOffsetStore
+from core.log.errors import UnknownTopicError
+from core.log.manager import LogManager
+from core.protocol.codec import SupportedApi
+
+__all__ = [
+    "BrokerServer",
+    "Listener",
+    "open_storage",
+    "parse_listener",
+    "run_broker",
+    "serve",
+    "stop_on_signals",
+]
+
+log = logging.getLogger(__name__)
+
+_TICK_INTERVAL_S = 0.1
+_PRODUCER_EXPIRY_CHECK_S = 600.0  # Kafka's producer.id.expiration.check.interval.ms
+
+
+@dataclass(frozen=True)
+class Listener:
+    """A host and port to listen on or to advertise."""
+
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def parse_listener(text: str, what: str = "--listen") -> Listener:
+    """``HOST:PORT``, ``[IPv6]:PORT`` or Kafka's ``PLAINTEXT://HOST:PORT`` (the first
+    listener of a comma-separated list). Raises BrokerConfigError."""
+    item = text.split(",")[0].strip()
+    scheme, sep, rest = item.partition("://")
+    if sep:
+        if scheme.upper() != "PLAINTEXT":
+            raise BrokerConfigError(f"{what} {text!r}: only PLAINTEXT listeners are supported")
+        item = rest
+    host, sep, port = item.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise BrokerConfigError(f"{what} {text!r} is not of the form HOST:PORT")
+    return Listener(host, int(port))
+
+
+def open_storage(config: BrokerConfig, data_dir: Path, owner: dict[str, object]
+                 ) -> tuple[LogManager, GroupCoordinator]:
+    """Open (recover) the data directory and load the group coordinator's offsets."""
+    manager = LogManager.open(
+        data_dir, defaults=config.topic_defaults, owner=owner,
+        retention_check_interval_ms=config.log_retention_check_interval_ms,
+        cleaner_backoff_ms=config.log_cleaner_backoff_ms)
+    try:
+        coordinator = GroupCoordinator(
+            LogOffsetStore(manager, partitions=config.offsets_topic_num_partitions),
+            group_initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+            group_min_session_timeout_ms=config.group_min_session_timeout_ms,
+            group_max_session_timeout_ms=config.group_max_session_timeout_ms,
+            group_max_size=config.group_max_size,
+            offsets_retention_ms=config.offsets_retention_minutes * 60000,
+            offset_metadata_max_bytes=config.offset_metadata_max_bytes,
+            offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
+            partition_exists=_partition_exists(manager),
+        )
+        coordinator.load()
+    except BaseException:
+        manager.close()
+        raise
+    return manager, coordinator
+
+
+def _partition_exists(manager: LogManager) -> Callable[[str, int], bool]:
+    def exists(topic: str, partition: int) -> bool:
+        try:
+            manager.log(topic, partition)
+        except UnknownTopicError:
+            return False
+        return True
+
+    return exists
+
+
+class BrokerServer:
+    """Accepts connections for one BrokerState and runs the periodic work (coordinator
+    ticks when ``tick_coordinator``, producer expiry). ``start`` then ``stop``."""
+
+    def __init__(self, state: BrokerState, listen: Listener, *,
+                 tick_coordinator: bool = True) -> None:
+        self.state = state
+        self._listen = listen
+        self._tick_coordinator = tick_coordinator
+        self._server: asyncio.Server | None = None
+        self._connections: set[BrokerConnection] = set()
+        self._periodic: asyncio.Task[None] | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful when listening on port 0)."""
+        assert self._server is not None, "start() first"
+        return self._server.sockets[0].getsockname()[1]
+
+    async def start(self) -> None:
+        load_handlers()
+        supported = {spec.api_key: SupportedApi(spec.request_class, spec.min_version,
+                                                spec.max_version) for spec in all_specs()}
+        loop = asyncio.get_running_loop()
+
+        def connect() -> BrokerConnection:
+            connection = BrokerConnection(self.state, supported, self._connections.discard)
+            self._connections.add(connection)
+            return connection
+
+        self._server = await loop.create_server(
+            connect, self._listen.host or None, self._listen.port, reuse_address=True,
+            backlog=1024)
+        self._periodic = loop.create_task(self._run_periodic(), name="ferry-broker-periodic")
+
+    async def stop(self) -> None:
+        """Stop accepting, close every connection, wait for their tasks and for appends
+        still running on threads."""
+        if self._server is not None:
+            self._server.close()
+        if self._periodic is not None:
+            self._periodic.cancel()
+            await asyncio.gather(self._periodic, return_exceptions=True)
+        connections = list(self._connections)
+        for connection in connections:
+            connection.close()
+        await asyncio.gather(*(c.wait_closed() for c in connections), return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+        await asyncio.to_thread(self.state.appender.close)
+
+    async def _run_periodic(self) -> None:
+        next_expiry = time.monotonic() + _PRODUCER_EXPIRY_CHECK_S
+        while True:
+            await asyncio.sleep(_TICK_INTERVAL_S)
+            try:
+                if self._tick_coordinator:
+                    self.state.coordinator.tick()
+                if time.monotonic() >= next_expiry:
+                    next_expiry = time.monotonic() + _PRODUCER_EXPIRY_CHECK_S
+                    removed = self.state.producers.expire()
+                    if removed:
+                        log.info("forgot %d idle idempotent producers", removed)
+            except Exception:  # periodic work must outlive one failure
+                log.exception("periodic broker work failed")
+
+
+async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoordinator, *,
+                listen: Listener, advertised: Listener | None, stop: asyncio.Event,
+                tick_coordinator: bool = True,
+                on_listening: Callable[[BrokerServer], None] | None = None) -> None:
+    """Serve the Kafka protocol on ``listen`` until ``stop`` is set; the caller owns (and
+    closes) ``manager`` and ``coordinator``."""
+    target = advertised or listen
+    if target.host in ("", "0.0.0.0", "::"):
+        raise BrokerConfigError(
+            f"clients cannot connect to {target}: give --advertised-listener HOST:PORT",
+            key="advertised.listeners")
+    tune_malloc_for_large_buffers()
+    data_dir = manager.data_dir
+    cluster_id = load_or_create_meta(data_dir, config.node_id)
+    producers = ProducerStateManager(data_dir, expiration_ms=config.producer_id_expiration_ms)
+    started = time.monotonic()
+    for topic in manager.topics():  # nothing else uses the manager yet: no races
+        for partition in range(manager.topic(topic).partitions):
+            producers.load(manager.log(topic, partition))
+    log.debug("producer state loaded in %.0f ms", (time.monotonic() - started) * 1000)
+    state = BrokerState(config, manager, coordinator, producers, config.node_id, target.host,
+                        target.port, cluster_id, asyncio.get_running_loop())
+    server = BrokerServer(state, listen, tick_coordinator=tick_coordinator)
+    await server.start()
+    try:
+        if target.port == 0:
+            state.advertised_port = server.port
+        log.info("Kafka broker %d of cluster %s listening on %s:%d, advertised as %s:%d",
+                 config.node_id, cluster_id, listen.host, server.port, state.advertised_host,
+                 state.advertised_port)
+        if on_listening is not None:
+            on_listening(server)
+        await stop.wait()
+    finally:
+        log.info("stopping the broker: closing connections")
+        await server.stop()
+
+
+def run_broker(config: BrokerConfig, data_dir: Path, listen: Listener,
+               advertised: Listener | None) -> None:
+    """``ferry broker``: open ``data_dir``, serve until SIGTERM/SIGINT, close everything.
+
+    Raises BrokerConfigError, or StorageError if the directory cannot be opened (e.g.
+    another process holds it).
+    """
+    asyncio.run(_run(config, data_dir, listen, advertised))
+
+
+async def _run(config: BrokerConfig, data_dir: Path, listen: Listener,
+               advertised: Listener | None) -> None:
+    stop = stop_on_signals()
+    owner = {"command": "ferry broker", "listener": str(advertised or listen)}
+    manager, coordinator = await asyncio.to_thread(open_storage, config, data_dir, owner)
+    try:
+        if not stop.is_set():  # a signal during recovery: stop without serving
+            await serve(config, manager, coordinator, listen=listen, advertised=advertised,
+                        stop=stop)
+    finally:
+        coordinator.close()
+        await asyncio.to_thread(manager.close)
+        log.info("broker stopped; data directory %s closed", data_dir)
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event set by SIGTERM or SIGINT (call on the event loop's thread)."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+
+    def request(signum: int) -> None:
+        log.info("%s received", signal.Signals(signum).name)
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, request, signum)
+    return stop

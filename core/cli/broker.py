@@ -1,0 +1,64 @@
+"""``ferry broker``: run one Kafka-protocol broker node on a data directory until stopped."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from core.cli.errors import CliError
+from core.cli.logging_setup import configure_server_logging
+from core.cli.options import add_command
+from core.log.errors import StorageError
+
+if TYPE_CHECKING:  # imported when the command runs: the other commands need no codec
+    from core.broker.config import BrokerConfig
+    from core.broker.server import Listener
+
+__all__ = ["DEFAULT_LISTEN", "register", "resolve_listeners"]
+
+DEFAULT_LISTEN = "127.0.0.1:9092"
+DEFAULT_DATA_DIR = "./ferry-data"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``broker``."""
+    parser = add_command(subparsers, "broker",
+                         "run a Kafka-protocol broker node until Ctrl-C or SIGTERM")
+    parser.add_argument("--data-dir", metavar="DIR",
+                        help=f"the data directory (default: log.dirs from --config, else "
+                             f"{DEFAULT_DATA_DIR})")
+    parser.add_argument("--listen", metavar="HOST:PORT",
+                        help=f"where to accept clients (default: listeners from --config, "
+                             f"else {DEFAULT_LISTEN})")
+    parser.add_argument("--advertised-listener", metavar="HOST:PORT",
+                        help="the address clients are told to use (default: --listen)")
+    parser.add_argument("--config", metavar="FILE",
+                        help="broker settings with Kafka's names: a server.properties "
+                             "file or a JSON object")
+    parser.set_defaults(func=_broker)
+
+
+def resolve_listeners(config: BrokerConfig, listen: str | None, advertised: str | None
+                      ) -> tuple[Listener, Listener | None]:
+    """Flags first, then ``listeners``/``advertised.listeners``, then the default."""
+    from core.broker.server import parse_listener
+
+    listener = parse_listener(listen or config.listeners or DEFAULT_LISTEN)
+    text = advertised or config.advertised_listeners
+    return listener, parse_listener(text, "--advertised-listener") if text else None
+
+
+def _broker(args: argparse.Namespace) -> int:
+    from core.broker.config import BrokerConfig, BrokerConfigError, load_config_file
+    from core.broker.server import run_broker
+
+    configure_server_logging()
+    try:
+        config = BrokerConfig.parse(load_config_file(args.config) if args.config else {})
+        listen, advertised = resolve_listeners(config, args.listen, args.advertised_listener)
+        data_dir = args.data_dir or config.log_dirs.split(",")[0].strip() or DEFAULT_DATA_DIR
+        run_broker(config, Path(data_dir), listen, advertised)
+    except (BrokerConfigError, StorageError) as exc:
+        raise CliError(str(exc)) from exc
+    return 0

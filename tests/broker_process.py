@@ -1,0 +1,86 @@
+"""A real ``ferry broker`` subprocess on a free 127.0.0.1 port, for tests of Kafka clients.
+
+Shared by the broker tests' fixtures (``tests/integration/broker/conftest.py``), the
+LogBackend contract suite's ``kafka`` harness and the kafka backend's integration tests.
+``restart()`` stops the broker gently and starts it again on the same port and data
+directory; ``kill()`` sends SIGKILL.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["START_TIMEOUT_S", "BrokerProcess", "free_port"]
+
+START_TIMEOUT_S = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class BrokerProcess:
+    def __init__(self, data_dir: Path, config: dict[str, str], log_path: Path) -> None:
+        self.data_dir = data_dir
+        self.config = config
+        self.port = free_port()
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        config_file = self.data_dir.parent / f"broker-{self.port}.properties"
+        config_file.write_text("".join(f"{k}={v}\n" for k, v in self.config.items()))
+        log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "broker", "--data-dir", str(self.data_dir),
+             "--listen", self.bootstrap, "--config", str(config_file)],
+            stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"broker exited with {self.proc.returncode}:\n{self.output()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.kill()
+        raise RuntimeError(f"broker did not listen within {START_TIMEOUT_S} s:\n{self.output()}")
+
+    def output(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-5000:]
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 20.0) -> int | None:
+        if self.proc is None or self.proc.poll() is not None:
+            return None if self.proc is None else self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait(10)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
