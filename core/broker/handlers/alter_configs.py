@@ -1,0 +1,67 @@
+"""AlterConfigs (key 33) v0-2: replace every override of a topic (the legacy API)."""
+
+from __future__ import annotations
+
+from kafka.protocol.admin.configs import AlterConfigsRequest, AlterConfigsResponse
+
+from core.broker.admin_common import (
+    AdminError,
+    alter_topic,
+    check_alterable,
+    config_values,
+    duplicates,
+    in_thread,
+    storage_error,
+)
+from core.broker.registry import handles
+from core.broker.state import BrokerState, RequestContext
+from core.log.errors import StorageError
+from core.protocol.errors import ErrorCode
+
+__all__ = ["handle_alter_configs"]
+
+_Response = AlterConfigsResponse.AlterConfigsResourceResponse
+
+
+@handles(AlterConfigsRequest, versions=(0, 2))
+async def handle_alter_configs(state: BrokerState, ctx: RequestContext) -> AlterConfigsResponse:
+    req = ctx.request
+    version = ctx.api_version
+    repeated = duplicates([f"{r.resource_type}:{r.resource_name}" for r in req.resources])
+    responses = []
+    answered: set[str] = set()
+    for resource in req.resources:
+        key = f"{resource.resource_type}:{resource.resource_name}"
+        if key in answered:
+            continue  # Kafka's response has one entry per resource
+        answered.add(key)
+        error, message = ErrorCode.NONE, None
+        try:
+            if key in repeated:
+                raise AdminError(ErrorCode.INVALID_REQUEST, "Duplicate resource in request.")
+            await _alter(state, resource, req.validate_only)
+        except AdminError as exc:
+            error, message = exc.code, exc.message
+        responses.append(_Response(version=version, error_code=int(error),
+                                   error_message=message, resource_type=resource.resource_type,
+                                   resource_name=resource.resource_name))
+    return AlterConfigsResponse(version=version, throttle_time_ms=0, responses=responses)
+
+
+async def _alter(state: BrokerState, resource: AlterConfigsRequest.AlterConfigsResource,
+                 validate_only: bool) -> None:
+    check_alterable(state, resource.resource_type, resource.resource_name,
+                    [c.name for c in resource.configs])
+    name = resource.resource_name
+    new = config_values({c.name: c.value for c in resource.configs}, "topic")
+    try:
+        await in_thread(state, _replace, state, name, new, validate_only)
+    except StorageError as exc:
+        raise storage_error(exc, name) from exc
+
+
+def _replace(state: BrokerState, name: str, new: dict[str, str], validate_only: bool) -> None:
+    # The request holds the complete set of overrides: whatever it leaves out goes back
+    # to the broker default.
+    dropped = [k for k in state.manager.topic(name).overrides if k not in new]
+    alter_topic(state, name, new, dropped, validate_only)

@@ -1,0 +1,86 @@
+"""CreatePartitions (key 37) v0-3: grow a topic's partition count; validate_only."""
+
+from __future__ import annotations
+
+import logging
+
+from kafka.protocol.admin.topics import CreatePartitionsRequest, CreatePartitionsResponse
+
+from core.broker.admin_common import (
+    AdminError,
+    check_replicas,
+    duplicates,
+    in_thread,
+    storage_error,
+)
+from core.broker.registry import handles
+from core.broker.state import BrokerState, RequestContext
+from core.log.errors import StorageError
+from core.protocol.errors import ErrorCode
+
+__all__ = ["handle_create_partitions"]
+
+log = logging.getLogger(__name__)
+
+_Result = CreatePartitionsResponse.CreatePartitionsTopicResult
+
+
+@handles(CreatePartitionsRequest, versions=(0, 3))
+async def handle_create_partitions(state: BrokerState, ctx: RequestContext
+                                   ) -> CreatePartitionsResponse:
+    req = ctx.request
+    version = ctx.api_version
+    repeated = duplicates([t.name for t in req.topics])
+    results = []
+    answered: set[str] = set()
+    for topic in req.topics:
+        if topic.name in answered:
+            continue  # a repeated topic is answered once, as Kafka's keyed response does
+        answered.add(topic.name)
+        try:
+            if topic.name in repeated:
+                raise AdminError(ErrorCode.INVALID_REQUEST, "Duplicate topic in request.")
+            await in_thread(state, _grow, state, topic, req.validate_only)
+        except AdminError as exc:
+            results.append(_Result(version=version, name=topic.name,
+                                   error_code=int(exc.code), error_message=exc.message))
+            continue
+        except StorageError as exc:
+            err = storage_error(exc, topic.name)
+            results.append(_Result(version=version, name=topic.name,
+                                   error_code=int(err.code), error_message=err.message))
+            continue
+        results.append(_Result(version=version, name=topic.name, error_code=ErrorCode.NONE,
+                               error_message=None))
+    return CreatePartitionsResponse(version=version, throttle_time_ms=0, results=results)
+
+
+def _grow(state: BrokerState, topic: CreatePartitionsRequest.CreatePartitionsTopic,
+          validate_only: bool) -> None:
+    metadata = state.manager.topic(topic.name)
+    current = metadata.partitions
+    if metadata.internal:
+        # The offsets topic's partition count places every group (abs(hash) % count):
+        # growing it would strand the committed offsets.
+        raise AdminError(ErrorCode.INVALID_PARTITIONS,
+                         f"Topic {topic.name} is a Ferry internal topic; its partition count "
+                         "cannot change.")
+    if topic.count < current:
+        raise AdminError(ErrorCode.INVALID_PARTITIONS,
+                         f"Topic currently has {current} partitions, which is higher than the "
+                         f"requested {topic.count}.")
+    if topic.count == current:
+        raise AdminError(ErrorCode.INVALID_PARTITIONS,
+                         f"Topic already has {current} partitions.")
+    if topic.assignments is not None:
+        added = topic.count - current
+        if len(topic.assignments) != added:
+            raise AdminError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                             f"Increasing the number of partitions by {added} but "
+                             f"{len(topic.assignments)} assignments provided.")
+        for offset, a in enumerate(topic.assignments):
+            check_replicas(state, list(a.broker_ids), current + offset)
+    if validate_only:
+        return
+    state.manager.add_partitions(topic.name, topic.count)
+    log.info("topic %s grew from %d to %d partitions", topic.name, current, topic.count)

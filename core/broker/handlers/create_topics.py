@@ -1,0 +1,134 @@
+"""CreateTopics (key 19) v2-6: create topics with configs; validate_only; one node."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
+
+from core.broker.admin_common import (
+    LIVE_BROKERS,
+    AdminError,
+    check_replicas,
+    config_values,
+    duplicates,
+    in_thread,
+    storage_error,
+    topic_config_entries,
+)
+from core.broker.registry import handles
+from core.broker.state import BrokerState, RequestContext
+from core.log.errors import StorageError
+from core.protocol.errors import ErrorCode
+
+__all__ = ["handle_create_topics"]
+
+log = logging.getLogger(__name__)
+
+_Result = CreateTopicsResponse.CreatableTopicResult
+_Config = _Result.CreatableTopicConfigs
+
+#: "Use the broker's default" for NumPartitions and ReplicationFactor (KIP-464).
+USE_DEFAULT = -1
+
+
+@dataclass(frozen=True)
+class _Plan:
+    partitions: int
+    replication_factor: int
+    configs: dict[str, str]
+
+
+@handles(CreateTopicsRequest, versions=(2, 6))
+async def handle_create_topics(state: BrokerState, ctx: RequestContext) -> CreateTopicsResponse:
+    req = ctx.request
+    version = ctx.api_version
+    repeated = duplicates([t.name for t in req.topics])
+    results = []
+    answered: set[str] = set()
+    for topic in req.topics:
+        if topic.name in repeated:
+            # Kafka's response is keyed by name: a repeated topic is answered once.
+            if topic.name in answered:
+                continue
+            answered.add(topic.name)
+            results.append(_error(version, topic.name, AdminError(
+                ErrorCode.INVALID_REQUEST,
+                f"Create topics request from client `{ctx.client_id}` contains multiple "
+                f"entries for the following topics: {topic.name}")))
+            continue
+        try:
+            plan = _plan(state, topic)
+            metadata = await in_thread(state, state.manager.create_topic, topic.name,
+                                       plan.partitions, plan.configs,
+                                       validate_only=req.validate_only)
+        except AdminError as exc:
+            results.append(_error(version, topic.name, exc))
+            continue
+        except StorageError as exc:
+            results.append(_error(version, topic.name, storage_error(exc, topic.name)))
+            continue
+        if not req.validate_only:
+            log.info("client %s created topic %s (%d partitions)", ctx.client_id,
+                     topic.name, plan.partitions)
+        # v5+ (KIP-525) also reports what the topic got: counts and every config.
+        configs = [] if version < 5 else [
+            _Config(version=version, name=e.name, value=e.value, read_only=e.read_only,
+                    config_source=int(e.source), is_sensitive=e.sensitive)
+            for e in topic_config_entries(metadata, state.manager.defaults)]
+        results.append(_Result(
+            version=version, name=topic.name, error_code=ErrorCode.NONE, error_message=None,
+            num_partitions=plan.partitions, replication_factor=plan.replication_factor,
+            configs=configs))
+    return CreateTopicsResponse(version=version, throttle_time_ms=0, topics=results)
+
+
+def _plan(state: BrokerState, topic: CreateTopicsRequest.CreatableTopic) -> _Plan:
+    """Partition count, replication factor and configs of one requested topic."""
+    configs = config_values({c.name: c.value for c in topic.configs or ()}, "topic")
+    if topic.assignments:
+        if topic.num_partitions != USE_DEFAULT or topic.replication_factor != USE_DEFAULT:
+            raise AdminError(ErrorCode.INVALID_REQUEST,
+                             "Both numPartitions or replicationFactor and replicasAssignments "
+                             "were set. Both cannot be used at the same time.")
+        return _Plan(len(topic.assignments), _assigned_replication_factor(state, topic),
+                     configs)
+    partitions = topic.num_partitions
+    if partitions == USE_DEFAULT:
+        partitions = state.config.num_partitions
+    if partitions < 1:
+        raise AdminError(ErrorCode.INVALID_PARTITIONS,
+                         "Number of partitions was set to an invalid non-positive value.")
+    factor = topic.replication_factor
+    if factor == USE_DEFAULT:
+        factor = state.config.default_replication_factor
+    if factor < 1:
+        raise AdminError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                         "Replication factor must be larger than 0, or -1 to use the default "
+                         "value.")
+    if factor > LIVE_BROKERS:
+        raise AdminError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                         f"Unable to replicate the partition {factor} time(s): The target "
+                         f"replication factor of {factor} cannot be reached because only "
+                         f"{LIVE_BROKERS} broker(s) are registered.")
+    return _Plan(partitions, factor, configs)
+
+
+def _assigned_replication_factor(state: BrokerState,
+                                 topic: CreateTopicsRequest.CreatableTopic) -> int:
+    """A manual assignment is honoured when it puts partitions 0..n-1 on this node."""
+    indexes = sorted(a.partition_index for a in topic.assignments)
+    if indexes != list(range(len(indexes))):
+        raise AdminError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                         "Partitions of a manual assignment must be consecutive and start "
+                         f"from 0; got {indexes}.")
+    for a in topic.assignments:
+        check_replicas(state, list(a.broker_ids), a.partition_index)
+    return 1
+
+
+def _error(version: int, name: str, exc: AdminError) -> CreateTopicsResponse.CreatableTopicResult:
+    return _Result(version=version, name=name, error_code=int(exc.code),
+                   error_message=exc.message, num_partitions=-1, replication_factor=-1,
+                   configs=[])

@@ -1,0 +1,24 @@
+"""DeleteGroups (key 42) v0-2: delete Empty groups and their committed offsets."""
+
+from __future__ import annotations
+
+from kafka.protocol.admin.groups import DeleteGroupsRequest, DeleteGroupsResponse
+
+from core.broker.registry import handles
+from core.broker.state import BrokerState, RequestContext
+
+__all__ = ["handle_delete_groups"]
+
+_Result = DeleteGroupsResponse.DeletableGroupResult
+
+
+@handles(DeleteGroupsRequest, versions=(0, 2))
+async def handle_delete_groups(state: BrokerState, ctx: RequestContext) -> DeleteGroupsResponse:
+    req = ctx.request
+    version = ctx.api_version
+    names = list(req.groups_names)
+    # NON_EMPTY_GROUP for a group with members, GROUP_ID_NOT_FOUND for an unknown one.
+    results = state.coordinator.delete_groups(dict.fromkeys(names))
+    return DeleteGroupsResponse(version=version, throttle_time_ms=0, results=[
+        _Result(version=version, group_id=name, error_code=int(results[name]))
+        for name in dict.fromkeys(names)])

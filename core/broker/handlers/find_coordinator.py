@@ -1,0 +1,69 @@
+"""FindCoordinator (key 10) v0-4: this node coordinates every group; no transactions."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from kafka.protocol.metadata.find_coordinator import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
+
+from core.broker.registry import handles
+from core.broker.state import BrokerState, RequestContext
+from core.protocol.errors import ErrorCode
+
+__all__ = ["handle_find_coordinator"]
+
+log = logging.getLogger(__name__)
+
+KEY_TYPE_GROUP = 0
+KEY_TYPE_TRANSACTION = 1
+
+#: Sent with COORDINATOR_NOT_AVAILABLE to a transactional producer: the error is retriable,
+#: so the client keeps asking until its own timeout and then reports this text.
+NO_TRANSACTIONS = ("this Ferry broker has no transaction coordinator "
+                   "(transactions are not supported)")
+
+
+@dataclass(frozen=True)
+class _Answer:
+    error: int
+    message: str | None
+    node_id: int = -1
+    host: str = ""
+    port: int = -1
+
+
+def _answer(state: BrokerState, key_type: int, key: str) -> _Answer:
+    if key_type == KEY_TYPE_GROUP:
+        # The only node of its cluster: coordinator of every group, whatever its id.
+        return _Answer(ErrorCode.NONE, None, state.node_id, state.advertised_host,
+                       state.advertised_port)
+    if key_type == KEY_TYPE_TRANSACTION:
+        log.info("transaction coordinator asked for transactional id %r; not supported", key)
+        return _Answer(ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_TRANSACTIONS)
+    return _Answer(ErrorCode.INVALID_REQUEST, f"Unknown coordinator key type {key_type}")
+
+
+@handles(FindCoordinatorRequest, versions=(0, 4))
+async def handle_find_coordinator(state: BrokerState, ctx: RequestContext
+                                  ) -> FindCoordinatorResponse:
+    req = ctx.request
+    version = ctx.api_version
+    key_type = req.key_type if version >= 1 else KEY_TYPE_GROUP
+    if version >= 4:
+        # KIP-699: one request asks for several keys of one type.
+        coordinators = []
+        for key in req.coordinator_keys:
+            a = _answer(state, key_type, key)
+            coordinators.append(FindCoordinatorResponse.Coordinator(
+                version=version, key=key, node_id=a.node_id, host=a.host, port=a.port,
+                error_code=a.error, error_message=a.message))
+        return FindCoordinatorResponse(version=version, throttle_time_ms=0,
+                                       coordinators=coordinators)
+    a = _answer(state, key_type, req.key)
+    return FindCoordinatorResponse(version=version, throttle_time_ms=0, error_code=a.error,
+                                   error_message=a.message, node_id=a.node_id, host=a.host,
+                                   port=a.port)

@@ -1,0 +1,20 @@
+"""Heartbeat (key 12) v0-4: keep a member's session alive; learn of a rebalance."""
+
+from __future__ import annotations
+
+from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse
+
+from core.broker.registry import handles
+from core.broker.state import BrokerState, RequestContext
+
+__all__ = ["handle_heartbeat"]
+
+
+@handles(HeartbeatRequest, versions=(0, 4))
+async def handle_heartbeat(state: BrokerState, ctx: RequestContext) -> HeartbeatResponse:
+    req = ctx.request
+    version = ctx.api_version
+    error = state.coordinator.heartbeat(
+        req.group_id, req.generation_id, req.member_id,
+        req.group_instance_id if version >= 3 else None)
+    return HeartbeatResponse(version=version, throttle_time_ms=0, error_code=int(error))

@@ -1,0 +1,113 @@
+"""IncrementalAlterConfigs (key 44) v0-1: SET, DELETE, APPEND, SUBTRACT on topic configs."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from kafka.protocol.admin.configs import (
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
+
+from core.broker.admin_common import (
+    AdminError,
+    alter_topic,
+    check_alterable,
+    duplicates,
+    in_thread,
+    storage_error,
+)
+from core.broker.registry import handles
+from core.broker.state import BrokerState, RequestContext
+from core.log.config import TOPIC_CONFIGS
+from core.log.errors import StorageError
+from core.protocol.errors import ErrorCode
+
+__all__ = ["OpType", "handle_incremental_alter_configs"]
+
+_Response = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
+
+
+class OpType(IntEnum):
+    """Kafka's AlterConfigOp.OpType codes."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+@handles(IncrementalAlterConfigsRequest, versions=(0, 1))
+async def handle_incremental_alter_configs(state: BrokerState, ctx: RequestContext
+                                           ) -> IncrementalAlterConfigsResponse:
+    req = ctx.request
+    version = ctx.api_version
+    repeated = duplicates([f"{r.resource_type}:{r.resource_name}" for r in req.resources])
+    responses = []
+    answered: set[str] = set()
+    for resource in req.resources:
+        key = f"{resource.resource_type}:{resource.resource_name}"
+        if key in answered:
+            continue  # Kafka's response has one entry per resource
+        answered.add(key)
+        error, message = ErrorCode.NONE, None
+        try:
+            if key in repeated:
+                raise AdminError(ErrorCode.INVALID_REQUEST, "Duplicate resource in request.")
+            await _alter(state, resource, req.validate_only)
+        except AdminError as exc:
+            error, message = exc.code, exc.message
+        responses.append(_Response(version=version, error_code=int(error),
+                                   error_message=message, resource_type=resource.resource_type,
+                                   resource_name=resource.resource_name))
+    return IncrementalAlterConfigsResponse(version=version, throttle_time_ms=0,
+                                           responses=responses)
+
+
+async def _alter(state: BrokerState, resource: IncrementalAlterConfigsRequest.AlterConfigsResource,
+                 validate_only: bool) -> None:
+    check_alterable(state, resource.resource_type, resource.resource_name,
+                    [c.name for c in resource.configs])
+    name = resource.resource_name
+    try:
+        await in_thread(state, _alter_topic, state, name,
+                        [(c.name, c.config_operation, c.value) for c in resource.configs],
+                        validate_only)
+    except StorageError as exc:
+        raise storage_error(exc, name) from exc
+
+
+def _alter_topic(state: BrokerState, name: str, ops: list[tuple[str, int, str | None]],
+                 validate_only: bool) -> None:
+    current = state.manager.topic(name).config
+    set_configs: dict[str, str] = {}
+    delete_configs: list[str] = []
+    for key, op, value in ops:
+        if op == OpType.DELETE:
+            delete_configs.append(key)
+            continue
+        if op not in tuple(OpType):
+            raise AdminError(ErrorCode.INVALID_REQUEST, f"Unknown operation type {op} for {key}")
+        if value is None:
+            raise AdminError(ErrorCode.INVALID_CONFIG,
+                             f"Null value not supported for topic config: {key}")
+        if op == OpType.SET:
+            set_configs[key] = value
+            continue
+        spec = TOPIC_CONFIGS.get(key)
+        if spec is None:
+            raise AdminError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {key}")
+        if spec.type != "list":
+            raise AdminError(ErrorCode.INVALID_CONFIG,
+                             f"Config value {OpType(op).name.lower()} is not allowed for config "
+                             f"key: {key}")
+        # Kafka applies APPEND/SUBTRACT to the current value: the override if there is one,
+        # else the default.
+        items = list(getattr(current, spec.attribute))
+        given = [v.strip() for v in value.split(",") if v.strip()]
+        if op == OpType.APPEND:
+            items += [v for v in given if v not in items]
+        else:
+            items = [v for v in items if v not in given]
+        set_configs[key] = ",".join(items)
+    alter_topic(state, name, set_configs, delete_configs, validate_only)
