@@ -18,6 +18,7 @@ from pathlib import Path
 from core.group import GroupCoordinator
 from core.group.log_store import LogOffsetStore
 from core.log.config import broker_defaults
+from core.log.errors import StorageError
 from core.log.manager import LogManager
 
 __all__ = ["EmbeddedRuntime", "RuntimeSettings", "acquire_runtime", "release_runtime"]
@@ -102,6 +103,7 @@ class EmbeddedRuntime:
         try:
             self.coordinator = GroupCoordinator(
                 LogOffsetStore(self.manager),
+                partition_exists=self._partition_exists,
                 group_initial_rebalance_delay_ms=settings.group_initial_rebalance_delay_ms,
                 group_min_session_timeout_ms=settings.group_min_session_timeout_ms,
                 group_max_session_timeout_ms=settings.group_max_session_timeout_ms,
@@ -116,6 +118,13 @@ class EmbeddedRuntime:
             target=self._tick_loop, name=f"ferry-group-ticker:{data_dir.name}", daemon=True
         )
         self._ticker.start()
+
+    def _partition_exists(self, topic: str, partition: int) -> bool:
+        """Commits name existing partitions only, as Kafka's coordinator requires."""
+        try:
+            return 0 <= partition < self.manager.topic(topic).partitions
+        except StorageError:
+            return False
 
     def _tick_loop(self) -> None:
         while not self._stop.wait(_TICK_INTERVAL_S):

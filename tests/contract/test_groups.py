@@ -18,6 +18,9 @@ TIMEOUT_S = 30
 def test_simple_commit_and_fetch_survive_reopen(harness, backend):
     backend.create_topic("t", 2)
     tp0, tp1 = TopicPartition("t", 0), TopicPartition("t", 1)
+    # Commits name existing partitions only, as Kafka requires.
+    with pytest.raises(be.UnknownTopicError):
+        backend.commit_offsets("g", {TopicPartition("missing", 0): OffsetAndMetadata(1)})
     backend.commit_offsets("g", {tp0: OffsetAndMetadata(5, "meta"), tp1: OffsetAndMetadata(7)})
     assert backend.fetch_offsets("g", [tp0])[tp0].offset == 5
     assert backend.fetch_offsets("g", [tp0])[tp0].metadata == "meta"
@@ -57,6 +60,7 @@ def test_single_member_join_sync_heartbeat_leave(backend):
 
 
 def test_two_members_rebalance_and_distribute_assignments(backend):
+    backend.create_topic("x", 1)
     first = _join(backend, "pair")
     backend.sync_group("pair", generation_id=first.generation_id, member_id=first.member_id,
                        assignments={first.member_id: b"a"})
