@@ -2,7 +2,7 @@
 
 Run from the repository root (a script, not a test; it starts its own ``ferry broker``):
 
-    python3 tests/integration/backends/kafka_throughput.py [--records 1000000] [--repeats 3]
+    python3 bench/kafka_backend_throughput.py [--records 1000000] [--repeats 3]
 
 For 100-byte values, one partition, acks=all, it measures through the interface's shape
 (``produce(topic, 1000 records) -> metadata per record``, ``fetch(positions) -> records``):
@@ -32,8 +32,8 @@ from pathlib import Path
 
 import confluent_kafka as ck
 
-ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the repository root, for the broker fixture
 sys.path.insert(0, str(ROOT / "tests"))
 
 from broker_process import BrokerProcess  # noqa: E402
