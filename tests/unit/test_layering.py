@@ -18,6 +18,8 @@ ALLOWED = {
     "core.backends": {"core.log", "core.group", "core.protocol"},
     "core.cli": {"core.backends", "core.broker", "core.log"},
     "connect.api": set(),
+    "connect.converters": {"connect.api"},
+    "connect.transforms": {"connect.api"},
 }
 REPO_PACKAGES = ("core", "connect", "connectors", "schema_registry")
 
