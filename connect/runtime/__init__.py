@@ -1,0 +1,1 @@
+"""The Connect runtime: workers, tasks, herders, offsets and status storage."""
