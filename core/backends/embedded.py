@@ -9,9 +9,10 @@ from typing import TypeVar
 
 from core.backends import errors as be
 from core.backends.base import LogBackend
+from core.backends.batching import assign_partitions, encode_batches
 from core.backends.embedded_groups import EmbeddedGroupsMixin
 from core.backends.embedded_runtime import EmbeddedRuntime, acquire_runtime, release_runtime
-from core.backends.partitioner import StickyPartitioner, partition_for_key
+from core.backends.partitioner import StickyPartitioner
 from core.backends.translate import storage_errors
 from core.backends.types import (
     ConsumerRecord,
@@ -23,17 +24,12 @@ from core.backends.types import (
     TopicDescription,
     TopicPartition,
 )
-from core.log.records import decode_batch_as, encode_batch, iter_batches
+from core.log.records import decode_batch_as, iter_batches
 
 __all__ = ["EmbeddedBackend"]
 
 T = TypeVar("T")
 
-#: Target size of one appended batch; a produce call larger than this is split so that no
-#: batch exceeds the topic's max.message.bytes (1 MiB by default).
-_BATCH_TARGET_BYTES = 512 * 1024
-#: Per-record overhead estimate in a v2 batch (varints, attributes) for splitting.
-_RECORD_OVERHEAD = 24
 
 
 def _parse_path(url: str) -> str:
@@ -154,52 +150,22 @@ class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
         with storage_errors():
             count = self._manager.topic(topic).partitions
             now = int(time.time() * 1000)
-            # Fast path: no keys and no explicit partitions -> one sticky partition.
-            if all(r[0] is None and r[4] is None for r in records):
-                groups = {self._sticky.next_partition(topic, count): list(range(len(records)))}
-            else:
-                groups = self._group_by_partition(topic, records, count)
+            groups = assign_partitions(
+                topic, records, count, lambda: self._sticky.next_partition(topic, count))
             out: list[RecordMetadata | None] = [None] * len(records)
+            new = tuple.__new__
             for partition, indexes in groups.items():
                 plog = self._manager.log(topic, partition)
-                for chunk in _chunks(records, indexes):
-                    batch = [records[i] for i in chunk]
-                    info = plog.append(encode_batch(batch, default_timestamp=now), now_ms=now)
+                for chunk, batch in encode_batches(records, indexes, compression=0, now=now):
+                    info = plog.append(batch, now_ms=now)
                     offset = info.base_offset
                     append_time = info.log_append_time_ms
-                    new = tuple.__new__
                     for delta, i in enumerate(chunk):
-                        ts = append_time if append_time >= 0 else batch[delta][3]
+                        ts = append_time if append_time >= 0 else records[i][3]
                         if ts is None:
                             ts = now
                         out[i] = new(RecordMetadata, (topic, partition, offset + delta, ts))
             return out  # type: ignore[return-value]
-
-    def _group_by_partition(self, topic: str, records: Sequence[ProducerRecord],
-                            count: int) -> dict[int, list[int]]:
-        groups: dict[int, list[int]] = {}
-        sticky = -1
-        for i, record in enumerate(records):
-            partition = record[4]
-            if partition is None:
-                key = record[0]
-                if key is None:
-                    if sticky < 0:
-                        sticky = self._sticky.next_partition(topic, count)
-                    partition = sticky
-                else:
-                    partition = partition_for_key(key, count)
-            elif not 0 <= partition < count:
-                raise be.UnknownTopicError(
-                    f"partition {partition} of topic {topic!r} does not exist "
-                    f"(the topic has {count} partitions)"
-                )
-            group = groups.get(partition)
-            if group is None:
-                groups[partition] = [i]
-            else:
-                group.append(i)
-        return groups
 
     # ------------------------------------------------------------------ fetch
 
@@ -286,21 +252,3 @@ class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
             runtime, self._runtime = self._runtime, None
         if runtime is not None:
             release_runtime(runtime)
-
-
-def _chunks(records: Sequence[ProducerRecord], indexes: list[int]) -> Iterable[list[int]]:
-    """Split one partition's records into batches of about ``_BATCH_TARGET_BYTES``."""
-    chunk: list[int] = []
-    size = 0
-    for i in indexes:
-        key, value, headers = records[i][0], records[i][1], records[i][2]
-        n = _RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
-        if headers:
-            n += sum(len(k) + (len(v) if v else 0) + 4 for k, v in headers)
-        if chunk and size + n > _BATCH_TARGET_BYTES:
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(i)
-        size += n
-    if chunk:
-        yield chunk

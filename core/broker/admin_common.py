@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, TypeVar
@@ -59,6 +59,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 #: Brokers of this cluster. Ferry's broker runs alone, so any replication factor above
 #: this cannot be met.
@@ -214,6 +215,33 @@ def storage_error(exc: StorageError, what: str) -> AdminError:
 def duplicates(names: list[str]) -> set[str]:
     """Names that appear more than once (Kafka answers each of them INVALID_REQUEST)."""
     return {name for name, count in Counter(names).items() if count > 1}
+
+
+async def alter_each_resource(
+        resources: Sequence[R], alter: Callable[[R], Awaitable[None]]
+) -> list[tuple[R, ErrorCode, str | None]]:
+    """Run ``alter`` on each distinct resource of an (Incremental)AlterConfigs request.
+
+    Kafka answers each resource once, and a resource named twice gets INVALID_REQUEST
+    rather than being applied twice; an ``AdminError`` becomes that resource's answer.
+    """
+    names = [f"{r.resource_type}:{r.resource_name}" for r in resources]  # type: ignore[attr-defined]
+    repeated = duplicates(names)
+    answered: set[str] = set()
+    outcomes: list[tuple[R, ErrorCode, str | None]] = []
+    for resource, key in zip(resources, names, strict=True):
+        if key in answered:
+            continue
+        answered.add(key)
+        try:
+            if key in repeated:
+                raise AdminError(ErrorCode.INVALID_REQUEST, "Duplicate resource in request.")
+            await alter(resource)
+        except AdminError as exc:
+            outcomes.append((resource, exc.code, exc.message))
+        else:
+            outcomes.append((resource, ErrorCode.NONE, None))
+    return outcomes
 
 
 def check_replicas(state: BrokerState, broker_ids: list[int], partition: int) -> None:

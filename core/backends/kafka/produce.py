@@ -22,94 +22,32 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from math import ceil
-from operator import is_, itemgetter
+from operator import is_
 from typing import Any
 
 from kafka.protocol.producer import ProduceRequest
 
 from core.backends import errors as be
+from core.backends.batching import assign_partitions, encode_batches
 from core.backends.kafka.client import KafkaClient
 from core.backends.kafka.codes import LEADER_MOVED, kafka_error
 from core.backends.kafka.connection import TransportError
 from core.backends.kafka.retry import Deadline, RetryableProblem
-from core.backends.partitioner import StickyPartitioner, partition_for_key
+from core.backends.partitioner import StickyPartitioner
 from core.backends.types import ProducerRecord, RecordMetadata, TopicPartition
 from core.log.records import encode_batch
 from core.protocol.errors import ErrorCode as E
 
-__all__ = ["Producer", "assign_partitions", "encode_batches"]
+__all__ = ["Producer"]
 
 log = logging.getLogger(__name__)
 
-#: Target size of one batch: a call larger than this is split so that no batch exceeds the
-#: default max.message.bytes (1 MiB); a broker that still refuses one splits it further.
-BATCH_TARGET_BYTES = 512 * 1024
 _PRODUCE_VERSIONS = (3, 9)
-
-#: An encoded batch larger than this is re-encoded in parts of about BATCH_TARGET_BYTES, so
-#: that it stays under the default max.message.bytes (1048588).
-BATCH_SPLIT_BYTES = 1_000_000
-_KEY, _TIMESTAMP, _PARTITION = itemgetter(0), itemgetter(3), itemgetter(4)
-
 _TopicData = ProduceRequest.TopicProduceData
 _PartitionData = _TopicData.PartitionProduceData
-
-
-def assign_partitions(topic: str, records: Sequence[ProducerRecord], count: int,
-                      sticky: Callable[[], int]) -> dict[int, list[int]]:
-    """Record positions grouped by partition, as Kafka's default partitioner places them:
-    the explicit partition, else murmur2 of the key, else one sticky partition per call."""
-    if all(map(is_, map(_KEY, records), repeat(None))) and all(
-            map(is_, map(_PARTITION, records), repeat(None))):
-        return {sticky(): list(range(len(records)))}
-    groups: dict[int, list[int]] = {}
-    sticky_partition = -1
-    for i, record in enumerate(records):
-        partition = record[4]
-        if partition is None:
-            key = record[0]
-            if key is None:
-                if sticky_partition < 0:
-                    sticky_partition = sticky()
-                partition = sticky_partition
-            else:
-                partition = partition_for_key(key, count)
-        elif not 0 <= partition < count:
-            raise be.UnknownTopicError(
-                f"partition {partition} of topic {topic!r} does not exist "
-                f"(the topic has {count} partitions)")
-        group = groups.get(partition)
-        if group is None:
-            groups[partition] = [i]
-        else:
-            group.append(i)
-    return groups
-
-
-def encode_batches(records: Sequence[ProducerRecord], indexes: list[int], *, compression: int,
-                   now: int, target_bytes: int = BATCH_TARGET_BYTES,
-                   split_bytes: int = BATCH_SPLIT_BYTES) -> list[tuple[list[int], bytearray]]:
-    """One partition's records encoded as v2 batches: one batch when it encodes to at most
-    ``split_bytes`` (nearly always), else parts of about ``target_bytes``.
-
-    Encoding first and measuring the result costs one extra encode for huge calls only,
-    where estimating every record's size would cost a Python loop on every call.
-    """
-    data = encode_batch([records[i] for i in indexes], compression=compression,
-                        default_timestamp=now)
-    if len(data) <= split_bytes or len(indexes) == 1:
-        return [(indexes, data)]
-    parts = min(len(indexes), ceil(len(data) / target_bytes))
-    size = ceil(len(indexes) / parts)
-    out = []
-    for start in range(0, len(indexes), size):
-        out.extend(encode_batches(records, indexes[start:start + size], compression=compression,
-                                  now=now, target_bytes=target_bytes, split_bytes=split_bytes))
-    return out
 
 
 @dataclass

@@ -5,18 +5,16 @@ from __future__ import annotations
 from kafka.protocol.admin.configs import AlterConfigsRequest, AlterConfigsResponse
 
 from core.broker.admin_common import (
-    AdminError,
+    alter_each_resource,
     alter_topic,
     check_alterable,
     config_values,
-    duplicates,
     in_thread,
     storage_error,
 )
 from core.broker.registry import handles
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import StorageError
-from core.protocol.errors import ErrorCode
 
 __all__ = ["handle_alter_configs"]
 
@@ -27,24 +25,13 @@ _Response = AlterConfigsResponse.AlterConfigsResourceResponse
 async def handle_alter_configs(state: BrokerState, ctx: RequestContext) -> AlterConfigsResponse:
     req = ctx.request
     version = ctx.api_version
-    repeated = duplicates([f"{r.resource_type}:{r.resource_name}" for r in req.resources])
-    responses = []
-    answered: set[str] = set()
-    for resource in req.resources:
-        key = f"{resource.resource_type}:{resource.resource_name}"
-        if key in answered:
-            continue  # Kafka's response has one entry per resource
-        answered.add(key)
-        error, message = ErrorCode.NONE, None
-        try:
-            if key in repeated:
-                raise AdminError(ErrorCode.INVALID_REQUEST, "Duplicate resource in request.")
-            await _alter(state, resource, req.validate_only)
-        except AdminError as exc:
-            error, message = exc.code, exc.message
-        responses.append(_Response(version=version, error_code=int(error),
-                                   error_message=message, resource_type=resource.resource_type,
-                                   resource_name=resource.resource_name))
+    outcomes = await alter_each_resource(
+        req.resources, lambda resource: _alter(state, resource, req.validate_only))
+    responses = [
+        _Response(version=version, error_code=int(error), error_message=message,
+                  resource_type=resource.resource_type, resource_name=resource.resource_name)
+        for resource, error, message in outcomes
+    ]
     return AlterConfigsResponse(version=version, throttle_time_ms=0, responses=responses)
 
 
