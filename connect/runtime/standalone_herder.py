@@ -1,0 +1,426 @@
+"""StandaloneHerder: the Herder of one worker. Connector configs live in memory and, when
+the worker sets ``connect.configs.file`` (Ferry only), in that JSON file, so connectors
+survive a restart. Status is tracked in memory. State changes are serialised by one lock;
+connectors start synchronously on the calling thread, tasks on their own threads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from connect.api.errors import AlreadyExistsError, ConfigError, NotFoundError
+from connect.runtime.connector_config import config_infos, connector_config_def
+from connect.runtime.errors import BadRequestError
+from connect.runtime.herder import (
+    ConnectorInfo,
+    ConnectorState,
+    ConnectorStateInfo,
+    ConnectorTaskId,
+    Herder,
+    PluginInfo,
+    ServerInfo,
+    TargetState,
+    TaskInfo,
+    TaskState,
+)
+from connect.runtime.offset_store import _canonical
+from connect.runtime.plugins import connector_type
+from connect.runtime.worker import Worker
+from core.backends import TopicPartition as BackendTP
+
+__all__ = ["StandaloneHerder"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Connector:
+    config: dict[str, str]
+    target: TargetState = TargetState.STARTED
+    task_configs: list[dict[str, str]] = field(default_factory=list)
+    state: ConnectorState | None = None
+
+
+class StandaloneHerder(Herder):
+    def __init__(self, worker: Worker, worker_id: str, *, version: str = "ferry") -> None:
+        self.worker = worker
+        self.worker_id = worker_id
+        self._version = version
+        self._lock = threading.RLock()
+        self._connectors: dict[str, _Connector] = {}
+        # Task threads report status under _status_lock only: they must never wait for
+        # _lock, which the herder holds while it waits for those threads to stop.
+        self._status_lock = threading.Lock()
+        self._task_status: dict[ConnectorTaskId, TaskState] = {}
+        self._file = worker.config.connect_configs_file
+        self._started = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        with self._lock:
+            if self._file and os.path.exists(self._file):
+                with open(self._file, encoding="utf-8") as fh:
+                    saved = json.load(fh)
+                for name, entry in saved.items():
+                    self._connectors[name] = _Connector(entry["config"],
+                                                        TargetState(entry["target"]))
+            for name in list(self._connectors):
+                self._apply(name)
+            self._started = True
+
+    def stop(self) -> None:
+        with self._lock:
+            for name in list(self._connectors):
+                self._shutdown(name)
+            self.worker.stop()
+
+    def server_info(self) -> ServerInfo:
+        return ServerInfo(self._version, "", self.worker.backend.url)
+
+    def health(self) -> tuple[str, str]:
+        if not self._started:
+            return "starting", "Worker is still starting up."
+        return "healthy", "Worker has completed startup and is ready to handle requests."
+
+    # ------------------------------------------------------------------ internals
+    def _get(self, name: str) -> _Connector:
+        c = self._connectors.get(name)
+        if c is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return c
+
+    def _save(self) -> None:
+        if not self._file:
+            return
+        data = {n: {"config": c.config, "target": c.target.value}
+                for n, c in self._connectors.items()}
+        tmp = self._file + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, self._file)  # atomic: a crash never leaves half a file
+
+    def _task_ids(self, name: str) -> list[ConnectorTaskId]:
+        with self._status_lock:
+            return sorted((t for t in self._task_status if t.connector == name),
+                          key=lambda t: t.task)
+
+    def _on_task_status(self, tid: ConnectorTaskId, state: str, trace: str | None) -> None:
+        with self._status_lock:
+            # Only known tasks: an abandoned thread of a removed task must not resurrect it.
+            if tid in self._task_status:
+                self._task_status[tid] = TaskState(tid.task, state, self.worker_id, trace)
+
+    def _shutdown(self, name: str) -> None:
+        """Stop tasks and the connector instance (offsets are flushed by the tasks)."""
+        ids = self._task_ids(name)
+        self.worker.stop_tasks(ids)
+        self.worker.stop_connector(name)
+
+    def _apply(self, name: str) -> None:
+        """Bring the connector to its target state from scratch."""
+        c = self._connectors[name]
+        self._shutdown(name)
+        for tid in self._task_ids(name):
+            del self._task_status[tid]
+        if c.target is TargetState.STOPPED:
+            c.state = ConnectorState("STOPPED", self.worker_id)
+            c.task_configs = []
+            return
+        try:
+            self.worker.start_connector(name, c.config, self._request_reconfigure,
+                                        self._connector_error)
+            c.task_configs = self.worker.task_configs(name, int(c.config.get("tasks.max", 1)))
+        except Exception as exc:  # the connector's own failure: FAILED with its trace
+            c.state = ConnectorState("FAILED", self.worker_id, _trace(exc))
+            return
+        c.state = ConnectorState("PAUSED" if c.target is TargetState.PAUSED else "RUNNING",
+                                 self.worker_id)
+        self._start_tasks(name)
+
+    def _start_tasks(self, name: str) -> None:
+        c = self._connectors[name]
+        for i, tc in enumerate(c.task_configs):
+            tid = ConnectorTaskId(name, i)
+            self._task_status[tid] = TaskState(i, "UNASSIGNED", self.worker_id)
+            self.worker.start_task(tid, c.config, tc, self._on_task_status)
+            if c.target is TargetState.PAUSED:
+                self.worker.pause_task(tid)
+
+    def _request_reconfigure(self, name: str) -> None:
+        # Called from the connector's own threads: do the work on a fresh thread so the
+        # connector never waits on the herder's lock.
+        threading.Thread(target=self._reconfigure, args=(name,), daemon=True,
+                         name=f"reconfigure-{name}").start()
+
+    def _reconfigure(self, name: str) -> None:
+        with self._lock:
+            c = self._connectors.get(name)
+            if c is None or c.target is not TargetState.STARTED or name not in \
+                    self.worker.connectors:
+                return
+            new = self.worker.task_configs(name, int(c.config.get("tasks.max", 1)))
+            if new == c.task_configs:
+                return
+            self.worker.stop_tasks(self._task_ids(name))
+            for tid in self._task_ids(name):
+                del self._task_status[tid]
+            c.task_configs = new
+            self._start_tasks(name)
+
+    def _connector_error(self, name: str, error: BaseException) -> None:
+        with self._lock:
+            c = self._connectors.get(name)
+            if c is not None:
+                c.state = ConnectorState("FAILED", self.worker_id, _trace(error))
+                self.worker.stop_connector(name)
+
+    # ------------------------------------------------------------------ connectors
+    def connectors(self) -> list[str]:
+        with self._lock:
+            return sorted(self._connectors)
+
+    def connector_info(self, name: str) -> ConnectorInfo:
+        with self._lock:
+            c = self._get(name)
+            return ConnectorInfo(name, dict(c.config),
+                                 [ConnectorTaskId(name, i) for i in range(len(c.task_configs))],
+                                 self._type(c.config))
+
+    def _type(self, config: Mapping[str, str]) -> str:
+        try:
+            return connector_type(self.worker.plugins.connector_class(config["connector.class"]))
+        except (ConfigError, KeyError):
+            return "unknown"
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        with self._lock:
+            return dict(self._get(name).config)
+
+    def put_connector_config(self, name: str, config: Mapping[str, str], *,
+                             allow_replace: bool, initial_state: TargetState | None = None
+                             ) -> tuple[bool, ConnectorInfo]:
+        config = {**{k: str(v) for k, v in config.items()}, "name": name}
+        infos = self.validate_connector_config(config)
+        if infos["error_count"]:
+            raise BadRequestError(
+                f"Connector configuration is invalid and contains the following "
+                f"{infos['error_count']} error(s):\n" + "\n".join(
+                    e for c in infos["configs"] for e in c["value"]["errors"]),
+                config_infos=infos)
+        with self._lock:
+            existing = self._connectors.get(name)
+            if existing is not None and not allow_replace:
+                raise AlreadyExistsError(f"Connector {name} already exists")
+            if existing is None:
+                self._connectors[name] = _Connector(config, initial_state or TargetState.STARTED)
+            else:
+                existing.config = config
+            self._save()
+            self._apply(name)
+            return existing is None, self.connector_info(name)
+
+    def patch_connector_config(self, name: str,
+                               patch: Mapping[str, str | None]) -> ConnectorInfo:
+        with self._lock:
+            merged = dict(self._get(name).config)
+        for k, v in patch.items():
+            if v is None:
+                merged.pop(k, None)
+            else:
+                merged[k] = v
+        return self.put_connector_config(name, merged, allow_replace=True)[1]  # type: ignore[arg-type]
+
+    def delete_connector(self, name: str) -> None:
+        with self._lock:
+            self._get(name)
+            self._shutdown(name)
+            for tid in self._task_ids(name):
+                del self._task_status[tid]
+            del self._connectors[name]
+            self._save()
+
+    def connector_status(self, name: str) -> ConnectorStateInfo:
+        with self._lock:
+            c = self._get(name)
+            state = c.state or ConnectorState("UNASSIGNED", self.worker_id)
+            tasks = [self._task_status[t] for t in self._task_ids(name)]
+            return ConnectorStateInfo(name, state, tasks, self._type(c.config))
+
+    def task_status(self, name: str, task: int) -> TaskState:
+        with self._lock:
+            self._get(name)
+            found = self._task_status.get(ConnectorTaskId(name, task))
+            if found is None:
+                raise NotFoundError(f"Task {name}-{task} not found")
+            return found
+
+    def task_configs(self, name: str) -> list[TaskInfo]:
+        with self._lock:
+            c = self._get(name)
+            return [TaskInfo(ConnectorTaskId(name, i), dict(tc))
+                    for i, tc in enumerate(c.task_configs)]
+
+    def pause_connector(self, name: str) -> None:
+        with self._lock:
+            c = self._get(name)
+            c.target = TargetState.PAUSED
+            self._save()
+            if name not in self.worker.connectors:
+                self._apply(name)
+                return
+            c.state = ConnectorState("PAUSED", self.worker_id)
+            for tid in self._task_ids(name):
+                self.worker.pause_task(tid)
+
+    def resume_connector(self, name: str) -> None:
+        with self._lock:
+            c = self._get(name)
+            previous, c.target = c.target, TargetState.STARTED
+            self._save()
+            if previous is TargetState.STOPPED or name not in self.worker.connectors:
+                self._apply(name)
+                return
+            c.state = ConnectorState("RUNNING", self.worker_id)
+            for tid in self._task_ids(name):
+                self.worker.resume_task(tid)
+
+    def stop_connector(self, name: str) -> None:
+        with self._lock:
+            self._get(name).target = TargetState.STOPPED
+            self._save()
+            self._apply(name)
+
+    def restart_connector(self, name: str, *, include_tasks: bool = False,
+                          only_failed: bool = False) -> ConnectorStateInfo | None:
+        with self._lock:
+            c = self._get(name)
+            if not include_tasks and not only_failed:
+                self._apply(name)
+                return None
+            conn_failed = c.state is not None and c.state.state == "FAILED"
+            restart_conn = not only_failed or conn_failed
+            tids = [t for t in self._task_ids(name) if include_tasks and (
+                not only_failed or self._task_status[t].state == "FAILED")]
+            if restart_conn:
+                self._apply(name)
+            else:
+                self.worker.stop_tasks(tids)
+                for tid in tids:
+                    self._task_status[tid] = TaskState(tid.task, "RESTARTING", self.worker_id)
+                    self.worker.start_task(tid, c.config, c.task_configs[tid.task],
+                                           self._on_task_status)
+            return self.connector_status(name)
+
+    def restart_task(self, name: str, task: int) -> None:
+        with self._lock:
+            c = self._get(name)
+            tid = ConnectorTaskId(name, task)
+            if tid not in self._task_status or task >= len(c.task_configs):
+                raise NotFoundError(f"Task {name}-{task} not found")
+            self.worker.stop_tasks([tid])
+            self.worker.start_task(tid, c.config, c.task_configs[task], self._on_task_status)
+
+    # ------------------------------------------------------------------ offsets and topics
+    def connector_offsets(self, name: str) -> list[dict[str, Any]]:
+        with self._lock:
+            c = self._get(name)
+            if self._type(c.config) == "sink":
+                got = self.worker.backend.fetch_offsets(f"connect-{name}")
+                return [{"partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
+                         "offset": {"kafka_offset": om.offset}} for tp, om in sorted(got.items())]
+            return [{"partition": p, "offset": o}
+                    for p, o in self.worker.offsets.offsets_of(name)]
+
+    def alter_connector_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
+        with self._lock:
+            c = self._get(name)
+            if c.target is not TargetState.STOPPED:
+                raise BadRequestError(f"Connectors must be in the STOPPED state before their "
+                                      f"offsets can be modified. Connector {name} is not.")
+            self._write_offsets(name, c, [(e["partition"], e.get("offset")) for e in offsets])
+            return "The offsets for this connector have been altered successfully"
+
+    def reset_connector_offsets(self, name: str) -> str:
+        with self._lock:
+            c = self._get(name)
+            if c.target is not TargetState.STOPPED:
+                raise BadRequestError(f"Connectors must be in the STOPPED state before their "
+                                      f"offsets can be modified. Connector {name} is not.")
+            current = [(e["partition"], None) for e in self.connector_offsets(name)]
+            self._write_offsets(name, c, current)
+            return "The offsets for this connector have been reset successfully"
+
+    def _write_offsets(self, name: str, c: _Connector,
+                       entries: list[tuple[dict[str, Any], Any]]) -> None:
+        if self._type(c.config) == "sink":
+            from core.backends import OffsetAndMetadata as BackendOffset
+            group = f"connect-{name}"
+            commits = {}
+            for p, o in entries:
+                tp = BackendTP(p["kafka_topic"], int(p["kafka_partition"]))
+                # A reset commits the earliest offset: the backend has no group-offset delete.
+                commits[tp] = BackendOffset(0 if o is None else int(o["kafka_offset"]))
+            self.worker.backend.commit_offsets(group, commits)
+            return
+        self.worker.offsets.write(name, {_canonical(p): (p, o) for p, o in entries})
+
+    # Kafka answers 400 "Topic tracking is disabled." with topic.tracking.enable=false;
+    # this worker does not track topics (yet), so it answers the same.
+    def connector_active_topics(self, name: str) -> list[str]:
+        with self._lock:
+            self._get(name)
+        raise BadRequestError("Topic tracking is disabled.")
+
+    def reset_connector_active_topics(self, name: str) -> None:
+        with self._lock:
+            self._get(name)
+        raise BadRequestError("Topic tracking is disabled.")
+
+    # ------------------------------------------------------------------ plugins
+    def validate_connector_config(self, config: Mapping[str, str]) -> dict[str, Any]:
+        props = {k: str(v) for k, v in config.items()}
+        own, sink, cls_name = None, False, props.get("connector.class", "")
+        connector = None
+        try:
+            cls = self.worker.plugins.connector_class(cls_name) if cls_name else None
+        except ConfigError:
+            cls = None
+        if cls is not None:
+            connector = cls()
+            own = connector.config()
+            sink = connector_type(cls) == "sink"
+        definition = connector_config_def(props, own, sink)
+        values = definition.validate(props)
+        if cls_name and cls is None:
+            for v in values:
+                if v.name == "connector.class":
+                    v.add_error_message(f"Class {cls_name} could not be found.")
+        if connector is not None:
+            by_name = {v.name: v for v in values}
+            for v in connector.validate(props).config_values:
+                if v.name in by_name and v.errors:
+                    by_name[v.name].errors.extend(e for e in v.errors
+                                                  if e not in by_name[v.name].errors)
+        if sink and not props.get("topics") and not props.get("topics.regex"):
+            for v in values:
+                if v.name == "topics":
+                    v.add_error_message("Must configure one of topics or topics.regex")
+        return config_infos(cls.__name__ if cls else cls_name, definition, values, props)
+
+    def connector_plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
+        return self.worker.plugins.plugin_infos(connectors_only)
+
+    def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        cls = self.worker.plugins.plugin_class(plugin)
+        return cls().config().describe()
+
+
+def _trace(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))

@@ -1,0 +1,265 @@
+"""WorkerSinkTask: runs a SinkTask: a Consumer in group ``connect-<name>`` → converters →
+transforms → ``put``; offsets committed only after ``pre_commit`` (every
+``offset.flush.interval.ms``, on ``request_commit``, before partitions close and at
+shutdown), so delivery is at least once.
+
+``consumer.override.*`` keys honoured: ``auto.offset.reset`` (default ``earliest``, as
+Kafka Connect), ``max.poll.records``, ``session.timeout.ms``, ``heartbeat.interval.ms``.
+``topics.regex`` is matched against the topics existing when the task starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Mapping
+from concurrent.futures import Future
+from typing import Any
+
+from connect.api.coordinates import OffsetAndMetadata, TimestampType, TopicPartition
+from connect.api.errors import ConnectError, RetriableError
+from connect.api.header import Headers
+from connect.api.record import SinkRecord
+from connect.api.sink import ErrantRecordReporter, SinkTask, SinkTaskContext
+from connect.runtime.retry_with_tolerance import (
+    SKIPPED,
+    ProcessingContext,
+    RetryWithToleranceOperator,
+    Stage,
+)
+from connect.runtime.worker_task import WorkerTask
+from core.backends import OffsetAndMetadata as BackendOffset
+from core.backends import TopicPartition as BackendTP
+from core.backends.consumer import Consumer
+
+__all__ = ["WorkerSinkTask", "WorkerSinkTaskContext"]
+
+log = logging.getLogger(__name__)
+
+
+class _Reporter(ErrantRecordReporter):
+    def __init__(self, op: RetryWithToleranceOperator) -> None:
+        self._op = op
+
+    def report(self, record: SinkRecord, error: BaseException) -> Future[None]:
+        if not self._op.tolerates_all:
+            raise ConnectError(f"errors.tolerance=none: record reported as errant: {error}")
+        self._op.report(ProcessingContext(Stage.TASK_PUT, "SinkTask", error,
+                                          source_record=None, consumed=_AsConsumed(record)))
+        done: Future[None] = Future()
+        done.set_result(None)
+        return done
+
+
+class _AsConsumed:
+    """A SinkRecord seen as the consumed record the DLQ writes (values re-rendered)."""
+
+    def __init__(self, r: SinkRecord) -> None:
+        self.topic, self.partition = r.original_topic, r.original_kafka_partition
+        self.offset = r.original_kafka_offset
+        self.key = None if r.key is None else str(r.key).encode()
+        self.value = None if r.value is None else str(r.value).encode()
+        self.headers: list[tuple[str, bytes | None]] = []
+
+
+class WorkerSinkTaskContext(SinkTaskContext):
+    def __init__(self, owner: WorkerSinkTask, props: Mapping[str, str]) -> None:
+        self._owner = owner
+        self._props = dict(props)
+        self.timeout_ms = 0
+        self.commit_requested = False
+        self.seeks: dict[TopicPartition, int] = {}
+        self.paused: set[TopicPartition] = set()
+        self.reporter: ErrantRecordReporter | None = None
+
+    def configs(self) -> Mapping[str, str]:
+        return dict(self._props)
+
+    def offsets(self, offsets: Mapping[TopicPartition, int]) -> None:
+        self.seeks.update(offsets)
+
+    def timeout(self, timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        return frozenset(self._owner.assignment)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self.paused.update(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self.paused.difference_update(partitions)
+
+    def request_commit(self) -> None:
+        self.commit_requested = True
+
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        return self.reporter
+
+
+class WorkerSinkTask(WorkerTask):
+    assignment: set[TopicPartition] = set()
+
+    def on_stop_requested(self) -> None:
+        """Nothing: a sink task is stopped on its own thread after the last put()."""
+
+    def _consumer(self) -> Consumer:
+        s = self.setup
+        o = {k[len("consumer.override."):]: v for k, v in s.props.items()
+             if k.startswith("consumer.override.")}
+        topics = [t.strip() for t in s.props.get("topics", "").split(",") if t.strip()]
+        if s.props.get("topics.regex"):
+            pattern = re.compile(s.props["topics.regex"])
+            topics += [t for t in s.backend.list_topics() if pattern.fullmatch(t)]
+        return Consumer(s.backend, topics, group_id=f"connect-{self.id.connector}",
+                        auto_offset_reset=o.get("auto.offset.reset", "earliest"),
+                        enable_auto_commit=False,
+                        max_poll_records=int(o.get("max.poll.records", "500")),
+                        session_timeout_ms=int(o.get("session.timeout.ms", "45000")),
+                        heartbeat_interval_ms=int(o.get("heartbeat.interval.ms", "3000")),
+                        client_id=f"connector-consumer-{self.id.connector}-{self.id.task}")
+
+    def execute(self) -> None:
+        s = self.setup
+        task: SinkTask = s.task_class()
+        pipeline = s.build_pipeline()
+        op = RetryWithToleranceOperator(s.errors, s.build_reporters(), self._stopping)
+        ctx = WorkerSinkTaskContext(self, s.props)
+        if s.errors.tolerance_all or s.errors.dlq_topic:
+            ctx.reporter = _Reporter(op)
+        self.assignment = set()
+        self._current: dict[TopicPartition, int] = {}
+        consumer = self._consumer()
+        task.initialize(ctx)
+        try:
+            task.start(s.props)
+            self.report_running()
+            next_commit = time.monotonic() + s.flush_interval_ms / 1000
+            while not self.stopping:
+                if self.paused:
+                    self.wait_if_paused()
+                    continue
+                records = consumer.poll(200)
+                self._on_assignment(task, consumer, ctx)
+                for tp, offset in ctx.seeks.items():
+                    consumer.seek(BackendTP(*tp), offset)
+                    records = [r for r in records if (r.topic, r.partition) != tp]
+                    self._current[tp] = offset
+                ctx.seeks.clear()
+                records = self._drop_paused(consumer, ctx, records)
+                batch = [r for r in (self._convert(c, op, pipeline) for c in records)
+                         if r is not None]
+                if not self._deliver(task, ctx, batch):
+                    break  # stopping mid-retry: the batch's offsets must not be committed
+                for c in records:
+                    self._current[TopicPartition(c.topic, c.partition)] = c.offset + 1
+                if ctx.commit_requested or time.monotonic() >= next_commit:
+                    ctx.commit_requested = False
+                    self._commit(task, consumer)
+                    next_commit = time.monotonic() + s.flush_interval_ms / 1000
+            self._commit(task, consumer)
+        finally:
+            try:
+                task.close(sorted(self.assignment))
+                task.stop()
+            finally:
+                consumer.close()
+                for plugin in pipeline:
+                    plugin.close()
+
+    def _on_assignment(self, task: SinkTask, consumer: Consumer,
+                       ctx: WorkerSinkTaskContext) -> None:
+        now = {TopicPartition(tp.topic, tp.partition) for tp in consumer.assignment}
+        if now == self.assignment:
+            return
+        revoked, added = self.assignment - now, now - self.assignment
+        if revoked:
+            task.close(sorted(revoked))
+            for tp in revoked:
+                self._current.pop(tp, None)
+        self.assignment = now
+        if added:
+            task.open(sorted(added))
+
+    def _drop_paused(self, consumer: Consumer, ctx: WorkerSinkTaskContext,
+                     records: list[Any]) -> list[Any]:
+        """Consumer has no pause: drop paused partitions' records and seek back, so they
+        are fetched again after resume."""
+        if not ctx.paused:
+            return records
+        kept, first = [], {}
+        for r in records:
+            tp = TopicPartition(r.topic, r.partition)
+            if tp in ctx.paused:
+                first.setdefault(tp, r.offset)
+            else:
+                kept.append(r)
+        for tp, offset in first.items():
+            consumer.seek(BackendTP(*tp), offset)
+        if first:
+            self._stopping.wait(0.05)  # do not spin on a fully paused assignment
+        return kept
+
+    def _convert(self, c: Any, op: RetryWithToleranceOperator,
+                 pipeline: tuple[Any, Any, Any, Any]) -> SinkRecord | None:
+        key_conv, value_conv, header_conv, chain = pipeline
+        raw = list(c.headers)
+        key = op.execute(Stage.KEY_CONVERTER, key_conv,
+                         lambda: key_conv.to_connect_data(c.topic, c.key, raw), consumed=c)
+        if key is SKIPPED:
+            return None
+        value = op.execute(Stage.VALUE_CONVERTER, value_conv,
+                           lambda: value_conv.to_connect_data(c.topic, c.value, raw),
+                           consumed=c)
+        if value is SKIPPED:
+            return None
+        headers = Headers()
+        for hk, hv in raw:
+            sv = op.execute(Stage.HEADER_CONVERTER, header_conv,
+                            lambda hk=hk, hv=hv: header_conv.to_connect_header(c.topic, hk, hv),
+                            consumed=c)
+            if sv is SKIPPED:
+                return None
+            headers.add(hk, sv.value, sv.schema)
+        record = SinkRecord(topic=c.topic, kafka_partition=c.partition, kafka_offset=c.offset,
+                            key_schema=key.schema, key=key.value, value_schema=value.schema,
+                            value=value.value, timestamp=c.timestamp,
+                            timestamp_type=TimestampType(c.timestamp_type)
+                            if c.timestamp_type in (0, 1) else TimestampType.NO_TIMESTAMP_TYPE,
+                            headers=headers)
+        out = op.execute(Stage.TRANSFORMATION, chain, lambda: chain.apply(record), consumed=c)
+        return None if out is SKIPPED else out
+
+    def _deliver(self, task: SinkTask, ctx: WorkerSinkTaskContext,
+                 batch: list[SinkRecord]) -> bool:
+        """put() until it succeeds; RetriableError redelivers after ``context.timeout``."""
+        while not self.stopping:
+            try:
+                task.put(batch)
+                return True
+            except RetriableError as exc:
+                log.info("put of task %s asked for a retry in %d ms: %s", self.id,
+                         ctx.timeout_ms, exc)
+                self._stopping.wait(max(ctx.timeout_ms, 10) / 1000)
+        return False
+
+    def _commit(self, task: SinkTask, consumer: Consumer) -> None:
+        if not self._current:
+            return
+        current = {tp: OffsetAndMetadata(o) for tp, o in self._current.items()}
+        try:
+            safe = task.pre_commit(current)
+        except Exception:  # per the API: a failing pre_commit skips this commit
+            log.warning("pre_commit of task %s failed; not committing", self.id, exc_info=True)
+            return
+        if not safe:
+            return
+        # Consumer.commit() commits every consumed position; the task decides here, so
+        # commit through the backend with the consumer's current membership.
+        with consumer._lock:
+            generation, member = consumer._generation, consumer._member_id
+        self.setup.backend.commit_offsets(
+            f"connect-{self.id.connector}",
+            {BackendTP(*tp): BackendOffset(om.offset, om.metadata) for tp, om in safe.items()},
+            generation_id=generation, member_id=member)

@@ -1,0 +1,178 @@
+"""WorkerSourceTask: runs a SourceTask: poll → transforms → converters → produce, then
+``commit_record`` and source offsets to the offsets topic (every
+``offset.flush.interval.ms`` and on shutdown, followed by ``task.commit()``).
+
+Delivery is at least once: an offset is stored only after its record's produce returned,
+so after a crash the task resumes at the last flushed offset and repeats what followed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from connect.api.coordinates import RecordMetadata
+from connect.api.errors import RetriableError
+from connect.api.record import SourceRecord
+from connect.api.source import SourceTask, SourceTaskContext
+from connect.api.storage import OffsetStorageReader
+from connect.runtime.offset_store import OffsetStore, WorkerOffsetStorageReader, _canonical
+from connect.runtime.retry_with_tolerance import SKIPPED, RetryWithToleranceOperator, Stage
+from connect.runtime.topic_creation import TopicCreation
+from connect.runtime.worker_task import TaskSetup, WorkerTask
+from core.backends import ProducerRecord
+
+__all__ = ["WorkerSourceTask", "WorkerSourceTaskContext"]
+
+log = logging.getLogger(__name__)
+
+
+class WorkerSourceTaskContext(SourceTaskContext):
+    def __init__(self, props: Mapping[str, str], reader: OffsetStorageReader) -> None:
+        self._props = dict(props)
+        self._reader = reader
+
+    def configs(self) -> Mapping[str, str]:
+        return dict(self._props)
+
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        return self._reader
+
+
+class WorkerSourceTask(WorkerTask):
+    def __init__(self, setup: TaskSetup, offsets: OffsetStore,
+                 topic_creation: TopicCreation) -> None:
+        super().__init__(setup)
+        self._offsets = offsets
+        self._topic_creation = topic_creation
+        self._task: SourceTask | None = None
+        self._task_lock = threading.Lock()  # guards _task between the thread and stop()
+        # Offsets of produced records not yet flushed, by canonical partition.
+        self._pending: dict[str, tuple[Mapping[str, Any], Mapping[str, Any] | None]] = {}
+
+    def on_stop_requested(self) -> None:
+        with self._task_lock:
+            task = self._task
+        if task is not None:
+            try:
+                task.stop()  # the contract: from another thread, while poll() may block
+            except Exception:  # stop failures are logged, the shutdown continues
+                log.warning("stopping source task %s failed", self.id, exc_info=True)
+
+    def execute(self) -> None:
+        s = self.setup
+        task: SourceTask = s.task_class()
+        key_conv, value_conv, header_conv, chain = s.build_pipeline()
+        op = RetryWithToleranceOperator(s.errors, s.build_reporters(), self._stopping)
+        reader = WorkerOffsetStorageReader(self._offsets, self.id.connector)
+        task.initialize(WorkerSourceTaskContext(s.props, reader))
+        with self._task_lock:
+            self._task = task
+        stopped_by_us = False
+        try:
+            if self.stopping:
+                return
+            task.start(s.props)
+            self.report_running()
+            next_flush = time.monotonic() + s.flush_interval_ms / 1000
+            while not self.stopping:
+                if self.paused:
+                    self.wait_if_paused()
+                    continue
+                try:
+                    records = task.poll()
+                except RetriableError as exc:
+                    log.info("poll of task %s asked for a retry: %s", self.id, exc)
+                    self._stopping.wait(0.1)
+                    continue
+                if records:
+                    self._send(task, records, op, (key_conv, value_conv, header_conv, chain))
+                if time.monotonic() >= next_flush:
+                    self._flush(task)
+                    next_flush = time.monotonic() + s.flush_interval_ms / 1000
+            self._flush(task)
+        finally:
+            with self._task_lock:
+                self._task = None
+            if not self.stopping:
+                stopped_by_us = True
+                try:
+                    task.stop()
+                except Exception:  # already failing; keep the first error
+                    log.warning("stopping failed task %s failed", self.id, exc_info=True)
+            log.debug("task %s attempt ended (stopped by runtime: %s)", self.id,
+                      not stopped_by_us)
+            for plugin in (key_conv, value_conv, header_conv, chain):
+                try:
+                    plugin.close()
+                except Exception:  # close the rest
+                    log.warning("closing %r failed", plugin, exc_info=True)
+
+    def _send(self, task: SourceTask, records: Sequence[SourceRecord],
+              op: RetryWithToleranceOperator, pipeline: tuple[Any, Any, Any, Any]) -> None:
+        key_conv, value_conv, header_conv, chain = pipeline
+        by_topic: dict[str, list[tuple[SourceRecord, ProducerRecord]]] = {}
+        for record in records:
+            produced = self._convert(record, op, key_conv, value_conv, header_conv, chain)
+            if produced is None:
+                self._record_offset(record)
+                task.commit_record(record, None)
+                continue
+            by_topic.setdefault(produced[0], []).append((record, produced[1]))
+        for topic, batch in by_topic.items():
+            self._topic_creation.ensure(topic)
+            metas = op.execute(Stage.KAFKA_PRODUCE, "LogBackend.produce",
+                               lambda t=topic, b=batch: self.setup.backend.produce(
+                                   t, [p for _, p in b]))
+            if metas is SKIPPED:
+                continue
+            for (record, _), meta in zip(batch, metas, strict=True):
+                self._record_offset(record)
+                task.commit_record(record, RecordMetadata(meta.topic, meta.partition,
+                                                          meta.offset, meta.timestamp))
+
+    @staticmethod
+    def _convert(record: SourceRecord, op: RetryWithToleranceOperator, key_conv: Any,
+                 value_conv: Any, header_conv: Any, chain: Any
+                 ) -> tuple[str, ProducerRecord] | None:
+        out = op.execute(Stage.TRANSFORMATION, chain, lambda: chain.apply(record),
+                         source_record=record)
+        if out is SKIPPED or out is None:
+            return None
+        raw: list[tuple[str, bytes | None]] = []
+        for h in out.headers:
+            value = op.execute(Stage.HEADER_CONVERTER, header_conv,
+                               lambda h=h: header_conv.from_connect_header(
+                                   out.topic, h.key, h.schema, h.value), source_record=record)
+            if value is SKIPPED:
+                return None
+            raw.append((h.key, value))
+        key = op.execute(Stage.KEY_CONVERTER, key_conv, lambda: key_conv.from_connect_data(
+            out.topic, out.key_schema, out.key, raw), source_record=record)
+        if key is SKIPPED:
+            return None
+        value = op.execute(Stage.VALUE_CONVERTER, value_conv,
+                           lambda: value_conv.from_connect_data(
+                               out.topic, out.value_schema, out.value, raw),
+                           source_record=record)
+        if value is SKIPPED:
+            return None
+        return out.topic, ProducerRecord(key, value, raw, out.timestamp, out.kafka_partition)
+
+    def _record_offset(self, record: SourceRecord) -> None:
+        if record.source_partition is None or record.source_offset is None:
+            return
+        self._pending[_canonical(record.source_partition)] = (
+            record.source_partition, record.source_offset)
+
+    def _flush(self, task: SourceTask) -> None:
+        """Store pending offsets, then let the task acknowledge them in the source."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        self._offsets.write(self.id.connector, pending)
+        log.debug("task %s flushed %d source offsets", self.id, len(pending))
+        task.commit()

@@ -1,0 +1,143 @@
+"""WorkerTask: what source and sink tasks share in the worker: their own thread, status
+reports, pause/stop signals, and automatic restart with exponential backoff.
+
+Restart (Ferry, beyond Kafka): when a task fails its status becomes FAILED with the trace;
+with ``errors.task.restart.enable`` (default true) the same thread waits
+``errors.task.restart.backoff.initial.ms`` (doubling to ``...backoff.max.ms``), builds a new
+task instance and starts again; the status stays FAILED until the new instance is RUNNING.
+The backoff resets once an attempt has run for longer than the current backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from connect.runtime.connector_config import ErrorConfig
+from connect.runtime.herder import ConnectorTaskId
+from core.backends import LogBackend
+
+__all__ = ["StatusListener", "TaskSetup", "WorkerTask"]
+
+log = logging.getLogger(__name__)
+
+#: ``(id, state, trace)``: the herder records task status changes through this.
+StatusListener = Callable[[ConnectorTaskId, str, str | None], None]
+
+
+@dataclass(frozen=True)
+class TaskSetup:
+    """What every task run needs, built by the worker."""
+
+    id: ConnectorTaskId
+    props: dict[str, str]  # resolved: placeholders replaced, never logged
+    errors: ErrorConfig
+    status: StatusListener
+    flush_interval_ms: int
+    backend: LogBackend
+    task_class: type
+    #: Builds fresh ``(key_converter, value_converter, header_converter, chain)``.
+    build_pipeline: Callable[[], tuple[Any, Any, Any, Any]]
+    #: Builds the error operator's reporters (log, dead letter queue) for one attempt.
+    build_reporters: Callable[[], list[Any]]
+
+
+class WorkerTask(ABC):
+    """Runs one task on its own daemon thread. ``start``, ``pause``, ``resume``, ``stop``
+    and ``join`` are called by the worker from any thread."""
+
+    def __init__(self, setup: TaskSetup) -> None:
+        self.id = setup.id
+        self.setup = setup
+        self._stopping = threading.Event()
+        self._resumed = threading.Event()
+        self._resumed.set()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"task-{self.id.connector}-{self.id.task}")
+        self.abandoned = False
+
+    # ------------------------------------------------------------------ control
+    def start(self) -> None:
+        self._thread.start()
+
+    def pause(self) -> None:
+        self._resumed.clear()
+        self.setup.status(self.id, "PAUSED", None)
+
+    def resume(self) -> None:
+        self._resumed.set()
+        self.setup.status(self.id, "RUNNING", None)
+
+    @property
+    def paused(self) -> bool:
+        return not self._resumed.is_set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def stop(self) -> None:
+        """Signal the stop; the thread finishes its round, commits and exits."""
+        self._stopping.set()
+        self._resumed.set()
+        self.on_stop_requested()
+
+    def join(self, timeout_s: float) -> bool:
+        """Wait for the thread; False (and the task marked abandoned) if it is stuck."""
+        if self._thread.ident is None:
+            return True
+        self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            self.abandoned = True
+            log.warning("task %s did not stop within %.1fs; abandoning its thread",
+                        self.id, timeout_s)
+            return False
+        return True
+
+    def wait_if_paused(self) -> None:
+        """Block while paused (woken by resume or stop)."""
+        while not self._resumed.wait(0.5):
+            pass
+
+    # ------------------------------------------------------------------ the thread
+    def _run(self) -> None:
+        cfg = self.setup.errors
+        backoff = cfg.restart_backoff_initial_ms / 1000
+        while not self._stopping.is_set():
+            began = time.monotonic()
+            try:
+                self.execute()
+                if not self._stopping.is_set():
+                    continue  # execute only returns early when stopping
+                self.setup.status(self.id, "UNASSIGNED", None)
+                return
+            except Exception as exc:  # top of the task thread: any failure fails the task
+                trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+                log.error("task %s failed: %s", self.id, exc, exc_info=exc)
+                self.setup.status(self.id, "FAILED", trace)
+            if not cfg.restart_enable or self._stopping.is_set():
+                return
+            if time.monotonic() - began > backoff:
+                backoff = cfg.restart_backoff_initial_ms / 1000
+            log.info("restarting task %s in %.3fs", self.id, backoff)
+            if self._stopping.wait(backoff):
+                return
+            backoff = min(backoff * 2, cfg.restart_backoff_max_ms / 1000)
+
+    def report_running(self) -> None:
+        self.setup.status(self.id, "PAUSED" if self.paused else "RUNNING", None)
+
+    @abstractmethod
+    def execute(self) -> None:
+        """One attempt: build the task, run it until ``stopping``, clean up. Raising
+        fails the attempt."""
+
+    @abstractmethod
+    def on_stop_requested(self) -> None:
+        """Hook called on the stopping thread (source tasks call ``task.stop()`` here)."""

@@ -1,0 +1,250 @@
+"""A standalone herder on an embedded: backend, with test connectors defined here."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+import pytest
+
+from connect.api import (
+    ConfigDef,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+)
+from connect.runtime.herder import TargetState
+from connect.runtime.plugins import Plugins
+from connect.runtime.standalone_herder import StandaloneHerder
+from connect.runtime.worker import Worker
+from connect.runtime.worker_config import WorkerConfig
+from core.backends import OffsetSpec, TopicPartition, open_backend
+
+SINK_RECEIVED: dict[str, list[SinkRecord]] = {}
+_LOCK = threading.Lock()
+
+
+class CountingSourceTask(SourceTask):
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self._topic, self._limit = props["topic"], int(props.get("limit", "10"))
+        stored = self.context.offset_storage_reader().offset({"src": "counter"})
+        self._next = 0 if stored is None else int(stored["n"]) + 1
+        if props.get("fail") == "true":
+            raise RuntimeError("boom at start")
+        self._stop = threading.Event()
+
+    def poll(self) -> Sequence[SourceRecord] | None:
+        if self._next >= self._limit:
+            self._stop.wait(0.05)
+            return None
+        n, self._next = self._next, self._next + 1
+        return [SourceRecord(topic=self._topic, value={"n": n},
+                             source_partition={"src": "counter"}, source_offset={"n": n})]
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class HangingSourceTask(SourceTask):
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self._forever = threading.Event()
+
+    def poll(self) -> Sequence[SourceRecord] | None:
+        self._forever.wait()  # ignores stop() on purpose
+        return None
+
+    def stop(self) -> None:
+        """Does not wake poll: the worker must abandon the thread."""
+
+
+class CountingSource(SourceConnector):
+    TASK: type = CountingSourceTask
+    CONFIG = ConfigDef()
+
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self._props = dict(props)
+
+    def task_class(self) -> type:
+        return self.TASK
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{k: v for k, v in self._props.items() if k in ("topic", "limit", "fail")}]
+
+    def stop(self) -> None:
+        pass
+
+    def config(self) -> ConfigDef:
+        return self.CONFIG
+
+
+class HangingSource(CountingSource):
+    TASK = HangingSourceTask
+
+
+class CollectingSinkTask(SinkTask):
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self._name = props["name"]
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        with _LOCK:
+            SINK_RECEIVED.setdefault(self._name, []).extend(records)
+
+    def stop(self) -> None:
+        pass
+
+
+class CollectingSink(SinkConnector):
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self._props = dict(props)
+
+    def task_class(self) -> type:
+        return CollectingSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._props)]
+
+    def stop(self) -> None:
+        pass
+
+    def config(self) -> ConfigDef:
+        return ConfigDef()
+
+
+def wait_for(cond: Callable[[], bool], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.02)
+    raise AssertionError("condition not met before the deadline")
+
+
+@pytest.fixture
+def make_herder(tmp_path):
+    backend = open_backend(f"embedded:{tmp_path / 'log'}")
+    herders: list[StandaloneHerder] = []
+
+    def make(**worker_props: str) -> StandaloneHerder:
+        plugins = Plugins({"CountingSource": CountingSource, "HangingSource": HangingSource,
+                           "CollectingSinkConnector": CollectingSink})
+        cfg = WorkerConfig.from_props({"offset.flush.interval.ms": "100",
+                                       "task.shutdown.graceful.timeout.ms": "500",
+                                       "offset.storage.partitions": "3",
+                                       "value.converter.schemas.enable": "false",
+                                       **worker_props})
+        herder = StandaloneHerder(Worker(backend, cfg, plugins), "127.0.0.1:8083")
+        herder.start()
+        herders.append(herder)
+        return herder
+
+    yield make
+    for h in herders:
+        h.stop()
+    backend.close()
+
+
+def _source(name: str, topic: str, **extra: str) -> dict[str, str]:
+    return {"connector.class": "CountingSource", "topic": topic,
+            "topic.creation.default.replication.factor": "1",
+            "topic.creation.default.partitions": "1", **extra}
+
+
+def test_source_to_sink_pipeline(make_herder) -> None:
+    herder = make_herder()
+    herder.put_connector_config("src", _source("src", "numbers", limit="20"),
+                                allow_replace=False)
+    wait_for(lambda: "numbers" in herder.worker.backend.list_topics())
+    herder.put_connector_config("sink", {"connector.class": "CollectingSink",
+                                         "topics": "numbers"}, allow_replace=False)
+    wait_for(lambda: len(SINK_RECEIVED.get("sink", [])) >= 20)
+    assert [r.value for r in SINK_RECEIVED["sink"]][:20] == [{"n": i} for i in range(20)]
+    assert herder.connector_status("src").tasks[0].state == "RUNNING"
+
+
+def test_offsets_resume_after_restart_and_key_format(make_herder) -> None:
+    herder = make_herder()
+    herder.put_connector_config("file-source", _source("x", "resume", limit="5"),
+                                allow_replace=False)
+    backend = herder.worker.backend
+    wait_for(lambda: backend.list_offsets([TopicPartition("resume", 0)],
+                                          OffsetSpec.LATEST).get(TopicPartition("resume", 0),
+                                                                 0) >= 5
+             if "resume" in backend.list_topics() else False)
+    herder.stop()
+    herder2 = make_herder()
+    assert herder2.connectors() == []
+    herder2.put_connector_config("file-source", _source("x", "resume", limit="8"),
+                                 allow_replace=False)
+    tp = TopicPartition("resume", 0)
+    wait_for(lambda: backend.list_offsets([tp], OffsetSpec.LATEST)[tp] >= 8)
+    values = [json.loads(r.value) for r in backend.fetch({tp: 0})[tp].records]
+    assert [v["n"] for v in values] == list(range(8))  # no duplicates: resumed at 5
+    wait_for(lambda: herder2.connector_offsets("file-source")
+             == [{"partition": {"src": "counter"}, "offset": {"n": 7}}])
+    raw = [r.key for res in backend.fetch({TopicPartition("connect-offsets", p): 0
+                                           for p in range(3)}).values() for r in res.records]
+    assert b'["file-source",{"src":"counter"}]' in raw
+
+
+def test_failing_task_shows_failed_with_trace_then_restarts(make_herder) -> None:
+    herder = make_herder()
+    herder.put_connector_config("bad", _source("bad", "bad", fail="true",
+                                               **{"errors.task.restart.backoff.initial.ms": "50"}),
+                                allow_replace=False)
+    wait_for(lambda: herder.connector_status("bad").tasks[0].state == "FAILED")
+    assert "boom at start" in (herder.task_status("bad", 0).trace or "")
+    patched = herder.patch_connector_config("bad", {"fail": None})
+    assert "fail" not in patched.config
+    wait_for(lambda: herder.connector_status("bad").tasks[0].state == "RUNNING")
+
+
+def test_hung_task_does_not_block_others_and_is_abandoned(make_herder) -> None:
+    herder = make_herder()
+    herder.put_connector_config("hang", {"connector.class": "HangingSource", "topic": "h"},
+                                allow_replace=False)
+    herder.put_connector_config("ok", _source("ok", "ok-topic", limit="3"),
+                                allow_replace=False)
+    tp = TopicPartition("ok-topic", 0)
+    backend = herder.worker.backend
+    wait_for(lambda: "ok-topic" in backend.list_topics()
+             and backend.list_offsets([tp], OffsetSpec.LATEST)[tp] >= 3)
+    started = time.monotonic()
+    herder.stop_connector("hang")
+    assert time.monotonic() - started < 3
+    assert herder.connector_status("hang").connector.state == "STOPPED"
+    assert herder.connector_status("ok").tasks[0].state == "RUNNING"
+
+
+def test_pause_resume_stop_and_validation(make_herder) -> None:
+    herder = make_herder()
+    herder.put_connector_config("p", _source("p", "p"), allow_replace=False,
+                                initial_state=TargetState.PAUSED)
+    wait_for(lambda: herder.connector_status("p").tasks[0].state == "PAUSED")
+    herder.resume_connector("p")
+    wait_for(lambda: herder.connector_status("p").tasks[0].state == "RUNNING")
+    herder.stop_connector("p")
+    assert herder.task_configs("p") == []
+    infos = herder.validate_connector_config({"connector.class": "CountingSource",
+                                              "tasks.max": "0", "errors.tolerance": "some"})
+    bad = {c["value"]["name"] for c in infos["configs"] if c["value"]["errors"]}
+    assert {"tasks.max", "errors.tolerance", "name"} <= bad
