@@ -12,11 +12,11 @@ from kafka.protocol.metadata import MetadataResponse
 
 from core.backends import ProducerRecord, TopicPartition, partition_for_key
 from core.backends import errors as be
+from core.backends.batching import assign_partitions, encode_batches
 from core.backends.kafka.codes import config_key_from_message, kafka_error
 from core.backends.kafka.connection import TransportError, _skip_tagged_fields
 from core.backends.kafka.fetch import decode_records
 from core.backends.kafka.metadata import parse_metadata, topic_id_string
-from core.backends.batching import assign_partitions, encode_batches
 from core.log.records import COMPRESSION_CODES, crc32c, encode_batch, validate_batch
 
 TP = TopicPartition("t", 2)

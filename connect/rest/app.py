@@ -1,0 +1,42 @@
+"""``create_app(herder, config)``: the Flask app serving Kafka Connect's REST API.
+
+The app is a thin wrapper over one ``Herder``: blueprints parse the request, call one
+herder method and serialise what it returns; ``errors`` turns exceptions into Kafka's
+``{"error_code", "message"}`` bodies. The herder and the parsed ``RestConfig`` live in
+``app.extensions`` (never in module globals), so tests build as many apps as they like.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from flask import Flask
+
+from connect.rest import connectors, loggers, offsets, openapi, plugins, root, tasks
+from connect.rest.config import RestConfig
+from connect.rest.errors import register_error_handlers
+from connect.rest.logger_levels import LoggerLevels
+from connect.rest.params import HERDER_KEY, REST_CONFIG_KEY
+from connect.runtime.herder import Herder
+
+__all__ = ["create_app"]
+
+
+def create_app(herder: Herder,
+               config: RestConfig | Mapping[str, str] | None = None) -> Flask:
+    """The REST app over ``herder``. ``config`` is a ``RestConfig`` or the worker config
+    with Kafka's keys (``topic.tracking.enable``, ``admin.listeners``, ...)."""
+    rest_config = (config if isinstance(config, RestConfig)
+                   else RestConfig.from_worker_config(config))
+    app = Flask("connect.rest")
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # keep Kafka's field order
+    app.url_map.strict_slashes = False  # "/connectors/" answers like "/connectors"
+    app.extensions[HERDER_KEY] = herder
+    app.extensions[REST_CONFIG_KEY] = rest_config
+    register_error_handlers(app)
+    for blueprint in (root.bp, connectors.bp, tasks.bp, offsets.bp, plugins.bp, openapi.bp):
+        app.register_blueprint(blueprint)
+    if rest_config.admin_enabled:
+        app.extensions[loggers.LOGGER_LEVELS_KEY] = LoggerLevels()
+        app.register_blueprint(loggers.bp)
+    return app
