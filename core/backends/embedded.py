@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import TypeVar
 
 from core.backends import errors as be
@@ -158,13 +159,21 @@ class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
                 plog = self._manager.log(topic, partition)
                 for chunk, batch in encode_batches(records, indexes, compression=0, now=now):
                     info = plog.append(batch, now_ms=now)
-                    offset = info.base_offset
-                    append_time = info.log_append_time_ms
-                    for delta, i in enumerate(chunk):
-                        ts = append_time if append_time >= 0 else records[i][3]
-                        if ts is None:
-                            ts = now
-                        out[i] = new(RecordMetadata, (topic, partition, offset + delta, ts))
+                    offsets = range(info.base_offset, info.base_offset + len(chunk))
+                    if info.log_append_time_ms >= 0:
+                        timestamps: Iterable[int] = repeat(info.log_append_time_ms)
+                    else:
+                        timestamps = [records[i][3] for i in chunk]
+                        if None in timestamps:
+                            timestamps = [now if t is None else t for t in timestamps]
+                    # map/zip build the tuples in C: a Python loop here cost ~0.5 us/record.
+                    metas = list(map(new, repeat(RecordMetadata),
+                                     zip(repeat(topic), repeat(partition), offsets, timestamps)))
+                    if chunk[-1] - chunk[0] == len(chunk) - 1:  # contiguous: one slice
+                        out[chunk[0]:chunk[-1] + 1] = metas
+                    else:
+                        for i, meta in zip(chunk, metas, strict=True):
+                            out[i] = meta
             return out  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ fetch

@@ -269,7 +269,229 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ encoding */
+
+static Py_ssize_t uvarint_size(uint64_t v) {
+    Py_ssize_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+static unsigned char *put_uvarint(unsigned char *p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+/* Borrowed view of a bytes-like or None; returns 0, or -1 with TypeError set. */
+static int bytes_view(PyObject *obj, const char **data, Py_ssize_t *len, const char *what,
+                      Py_ssize_t index) {
+    if (obj == Py_None) {
+        *data = NULL;
+        *len = -1;
+        return 0;
+    }
+    if (PyBytes_Check(obj)) {
+        *data = PyBytes_AS_STRING(obj);
+        *len = PyBytes_GET_SIZE(obj);
+        return 0;
+    }
+    if (PyByteArray_Check(obj)) {
+        *data = PyByteArray_AS_STRING(obj);
+        *len = PyByteArray_GET_SIZE(obj);
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "record %zd: %s must be bytes, bytearray or None, not %.100s",
+                 index, what, Py_TYPE(obj)->tp_name);
+    return -1;
+}
+
+/* One record's fields, borrowed from the caller's objects for the two passes. */
+typedef struct {
+    const char *key, *value;
+    Py_ssize_t key_len, value_len;
+    PyObject *headers; /* a sequence, or NULL when empty */
+    int64_t timestamp;
+    Py_ssize_t body; /* bytes after the length varint */
+} rec_view;
+
+static Py_ssize_t header_pairs_size(PyObject *headers, Py_ssize_t index, int write,
+                                    unsigned char **out) {
+    PyObject *seq = PySequence_Fast(headers, "headers must be a sequence");
+    if (seq == NULL) {
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_Format(PyExc_TypeError, "record %zd: each header must be a (str, bytes) pair",
+                         index);
+            Py_DECREF(seq);
+            return -1;
+        }
+        Py_ssize_t klen;
+        const char *k = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(pair, 0), &klen);
+        const char *v;
+        Py_ssize_t vlen;
+        if (k == NULL || bytes_view(PyTuple_GET_ITEM(pair, 1), &v, &vlen, "header value",
+                                    index) < 0) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        total += uvarint_size(zigzag(klen)) + klen + uvarint_size(zigzag(vlen)) +
+                 (vlen > 0 ? vlen : 0);
+        if (write) {
+            unsigned char *p = put_uvarint(*out, zigzag(klen));
+            memcpy(p, k, (size_t)klen);
+            p = put_uvarint(p + klen, zigzag(vlen));
+            if (vlen > 0) {
+                memcpy(p, v, (size_t)vlen);
+                p += vlen;
+            }
+            *out = p;
+        }
+    }
+    Py_DECREF(seq);
+    return total;
+}
+
+/*
+ * encode_records(records, default_timestamp, reserve) -> (bytearray, first_ts, max_ts)
+ *
+ * The records array of an uncompressed v2 batch, offset deltas 0..n-1, from tuples whose
+ * first four items are key, value, headers, timestamp (None = default_timestamp), written
+ * after ``reserve`` zero bytes that the caller fills with the batch header. Sizes are
+ * computed first so the output is allocated once and filled with memcpy.
+ */
+static PyObject *encode_records(PyObject *self, PyObject *args) {
+    PyObject *records;
+    long long default_ts;
+    Py_ssize_t reserve;
+    if (!PyArg_ParseTuple(args, "OLn", &records, &default_ts, &reserve)) {
+        return NULL;
+    }
+    if (reserve < 0) {
+        PyErr_SetString(PyExc_ValueError, "reserve must not be negative");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(records, "records must be a sequence");
+    if (seq == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n == 0) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "a record batch needs at least one record");
+        return NULL;
+    }
+    rec_view *views = PyMem_Malloc(sizeof(rec_view) * (size_t)n);
+    if (views == NULL) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    PyObject *result = NULL;
+    int64_t first_ts = 0, max_ts = 0;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *rec = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyTuple_Check(rec) || PyTuple_GET_SIZE(rec) < 4) {
+            PyErr_Format(PyExc_TypeError,
+                         "record %zd must be a tuple of key, value, headers, timestamp", i);
+            goto done;
+        }
+        rec_view *r = &views[i];
+        if (bytes_view(PyTuple_GET_ITEM(rec, 0), &r->key, &r->key_len, "key", i) < 0 ||
+            bytes_view(PyTuple_GET_ITEM(rec, 1), &r->value, &r->value_len, "value", i) < 0) {
+            goto done;
+        }
+        PyObject *ts = PyTuple_GET_ITEM(rec, 3);
+        if (ts == Py_None) {
+            r->timestamp = default_ts;
+        } else {
+            r->timestamp = PyLong_AsLongLong(ts);
+            if (r->timestamp == -1 && PyErr_Occurred()) {
+                goto done;
+            }
+        }
+        if (i == 0) {
+            first_ts = max_ts = r->timestamp;
+        } else if (r->timestamp > max_ts) {
+            max_ts = r->timestamp;
+        }
+        PyObject *headers = PyTuple_GET_ITEM(rec, 2);
+        Py_ssize_t header_count = 0, header_bytes = 0;
+        r->headers = NULL;
+        if (headers != Py_None) {
+            header_count = PyObject_Length(headers);
+            if (header_count < 0) {
+                goto done;
+            }
+            if (header_count > 0) {
+                header_bytes = header_pairs_size(headers, i, 0, NULL);
+                if (header_bytes < 0) {
+                    goto done;
+                }
+                r->headers = headers;
+            }
+        }
+        r->body = 1 + uvarint_size(zigzag(r->timestamp - first_ts)) + uvarint_size(zigzag(i)) +
+                  uvarint_size(zigzag(r->key_len)) + (r->key_len > 0 ? r->key_len : 0) +
+                  uvarint_size(zigzag(r->value_len)) + (r->value_len > 0 ? r->value_len : 0) +
+                  uvarint_size(zigzag(header_count)) + header_bytes;
+        total += uvarint_size(zigzag(r->body)) + r->body;
+    }
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, reserve + total);
+    if (out == NULL) {
+        goto done;
+    }
+    unsigned char *p = (unsigned char *)PyByteArray_AS_STRING(out);
+    memset(p, 0, (size_t)reserve);
+    p += reserve;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        rec_view *r = &views[i];
+        p = put_uvarint(p, zigzag(r->body));
+        *p++ = 0; /* attributes */
+        p = put_uvarint(p, zigzag(r->timestamp - first_ts));
+        p = put_uvarint(p, zigzag(i));
+        p = put_uvarint(p, zigzag(r->key_len));
+        if (r->key_len > 0) {
+            memcpy(p, r->key, (size_t)r->key_len);
+            p += r->key_len;
+        }
+        p = put_uvarint(p, zigzag(r->value_len));
+        if (r->value_len > 0) {
+            memcpy(p, r->value, (size_t)r->value_len);
+            p += r->value_len;
+        }
+        if (r->headers == NULL) {
+            *p++ = 0;
+        } else {
+            p = put_uvarint(p, zigzag(PyObject_Length(r->headers)));
+            if (header_pairs_size(r->headers, i, 1, &p) < 0) {
+                Py_DECREF(out);
+                goto done;
+            }
+        }
+    }
+    result = Py_BuildValue("(NLL)", out, (long long)first_ts, (long long)max_ts);
+done:
+    PyMem_Free(views);
+    Py_DECREF(seq);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"encode_records", encode_records, METH_VARARGS,
+     "Encode records as an uncompressed v2 records array (sizes first, then memcpy)."},
     {"decode_records", decode_records, METH_VARARGS,
      "Decode an uncompressed v2 records array into consumer-record tuples."},
     {NULL, NULL, 0, NULL},

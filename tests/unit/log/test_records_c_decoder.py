@@ -83,3 +83,27 @@ def test_record_count_mismatch_is_corrupt():
     buf[57:61] = (3).to_bytes(4, "big")  # recordsCount says 3, two are stored
     with pytest.raises(CorruptRecordError):
         decode_batch_as(buf, 0, ConsumerRecord, "t", 0, validate=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=st.lists(record_st, min_size=1, max_size=25),
+       base_offset=st.integers(0, 2**40),
+       producer=st.sampled_from([(-1, -1, -1), (7, 2, 100)]),
+       default_ts=st.integers(0, 2**41))
+def test_c_encoder_writes_the_bytes_aiokafka_writes(records, base_offset, producer,
+                                                     default_ts):
+    records = [(k, v, [tuple(h) for h in hs], ts if i % 3 else None)
+               for i, (k, v, hs, ts) in enumerate(records)]
+    pid, epoch, seq = producer
+    kwargs = dict(base_offset=base_offset, producer_id=pid, producer_epoch=epoch,
+                  base_sequence=seq, default_timestamp=default_ts)
+    assert encode_batch(records, **kwargs) == encode_batch(records, use_c=False, **kwargs)
+
+
+def test_c_encoder_falls_back_for_other_value_types():
+    records = [(None, memoryview(b"view"), [], 1), [b"k", bytearray(b"ba"), [], 2]]
+    batch = encode_batch(records)
+    _, decoded = decode_batch_as(batch, 0, ConsumerRecord, "t", 0)
+    assert [(r.key, r.value) for r in decoded] == [(None, b"view"), (b"k", b"ba")]
+    with pytest.raises(TypeError):
+        encode_batch([(None, "not bytes", [], 1)])
