@@ -255,11 +255,6 @@ class WorkerSinkTask(WorkerTask):
             return
         if not safe:
             return
-        # Consumer.commit() commits every consumed position; the task decides here, so
-        # commit through the backend with the consumer's current membership.
-        with consumer._lock:
-            generation, member = consumer._generation, consumer._member_id
-        self.setup.backend.commit_offsets(
-            f"connect-{self.id.connector}",
-            {BackendTP(*tp): BackendOffset(om.offset, om.metadata) for tp, om in safe.items()},
-            generation_id=generation, member_id=member)
+        # The task decides what is safe to commit, not the consumer's positions.
+        consumer.commit(
+            {BackendTP(*tp): BackendOffset(om.offset, om.metadata) for tp, om in safe.items()})

@@ -142,13 +142,21 @@ class Consumer:
             if time.monotonic() >= deadline:
                 return []
 
-    def commit(self) -> None:
-        """Commit the positions after the last records returned (group consumers only)."""
-        if self._group_id is None or not self._consumed:
+    def commit(self, offsets: Mapping[TopicPartition, OffsetAndMetadata] | None = None) -> None:
+        """Commit ``offsets`` for this member's group (group consumers only).
+
+        Without ``offsets``, commits the positions after the last records returned; a caller
+        that decides what is safe to commit (a Connect sink task after ``pre_commit``)
+        passes its own. Either way the commit carries this member's generation and ids.
+        """
+        if self._group_id is None:
+            return
+        if offsets is None:
+            offsets = {tp: OffsetAndMetadata(o) for tp, o in self._consumed.items()}
+        if not offsets:
             return
         with self._lock:
             generation, member_id = self._generation, self._member_id
-        offsets = {tp: OffsetAndMetadata(offset) for tp, offset in self._consumed.items()}
         self._backend.commit_offsets(self._group_id, offsets, generation_id=generation,
                                      member_id=member_id, group_instance_id=self._instance_id)
         self._next_commit = time.monotonic() + self._auto_commit_interval

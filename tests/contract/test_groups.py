@@ -168,3 +168,19 @@ def test_manual_consumer_positions(backend):
         assert latest.poll(50) == []
     with pytest.raises(be.UnknownTopicError):
         Consumer(backend, ["manual"], partitions=[7])
+
+
+def test_group_consumer_commits_offsets_it_is_given(backend):
+    backend.create_topic("chosen", 1)
+    backend.produce("chosen", [ProducerRecord(value=b"%d" % i) for i in range(10)])
+    tp = TopicPartition("chosen", 0)
+    with Consumer(backend, ["chosen"], group_id="chooser", auto_offset_reset="earliest",
+                  enable_auto_commit=False, session_timeout_ms=10000) as consumer:
+        got = []
+        deadline = time.monotonic() + TIMEOUT_S
+        while len(got) < 10 and time.monotonic() < deadline:
+            got += consumer.poll(100)
+        # Only what the caller says is safe is committed, not the consumer's position (10).
+        consumer.commit({tp: OffsetAndMetadata(4, "safe")})
+        assert backend.fetch_offsets("chooser", [tp])[tp].offset == 4
+        assert backend.fetch_offsets("chooser", [tp])[tp].metadata == "safe"
