@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,17 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from broker_process import free_port
 
 pytestmark = pytest.mark.integration
 
 SOURCE = "connectors.file.source_connector:FileStreamSourceConnector"
 DEADLINE_S = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _call(base: str, method: str, path: str, body: Any = None) -> tuple[int, Any]:
@@ -64,7 +58,7 @@ def _up(base: str) -> bool:
 
 @pytest.fixture
 def worker(tmp_path: Path):
-    port = _free_port()
+    port = free_port()
     (tmp_path / "in.txt").write_text("a\nb\n")
     (tmp_path / "worker.properties").write_text(
         "key.converter=StringConverter\nvalue.converter=StringConverter\n"
