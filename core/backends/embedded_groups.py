@@ -22,12 +22,12 @@ from core.backends.types import (
     TopicPartition,
 )
 from core.group import JoinGroupRequest, OffsetCommit, SyncGroupRequest
+from core.protocol.errors import ErrorCode
 
 __all__ = ["EmbeddedGroupsMixin"]
 
 R = TypeVar("R")
 
-_MEMBER_ID_REQUIRED = 79
 #: Extra time past the rebalance timeout before a blocked join gives up; the coordinator's
 #: own timeout normally answers first.
 _WAIT_MARGIN_S = 10.0
@@ -85,7 +85,7 @@ class EmbeddedGroupsMixin:
                 )
             resp = reply.wait(rebalance_timeout_ms / 1000 + _WAIT_MARGIN_S,
                               f"joining group {group_id!r}")
-            if resp.error_code == _MEMBER_ID_REQUIRED:
+            if resp.error_code == ErrorCode.MEMBER_ID_REQUIRED:
                 member_id = resp.member_id
                 continue
             if resp.error_code:

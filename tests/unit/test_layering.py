@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = {
     "core.log": set(),
     "core.protocol": set(),
-    "core.group": {"core.log"},
+    "core.group": {"core.log", "core.protocol"},
     "core.broker": {"core.log", "core.group", "core.protocol"},
     "core.backends": {"core.log", "core.group", "core.protocol"},
     "core.cli": {"core.backends", "core.broker", "core.log"},
