@@ -202,8 +202,8 @@ class Headers:
 
     def duplicate(self) -> Headers:
         """An independent copy (headers themselves are immutable and shared)."""
-        copy = Headers()
-        copy._headers = list(self._headers)
+        copy = object.__new__(Headers)
+        copy._headers = self._headers.copy()
         return copy
 
     def __eq__(self, other: object) -> bool:

@@ -70,20 +70,34 @@ class ConnectRecord:
         given the copy gets a duplicate of this record's headers, so changing one
         record's headers never changes the other's.
         """
-        given = {
-            "topic": topic,
-            "kafka_partition": kafka_partition,
-            "key_schema": key_schema,
-            "key": key,
-            "value_schema": value_schema,
-            "value": value,
-            "timestamp": timestamp,
-            "headers": headers,
-        }
-        changes = {name: v for name, v in given.items() if v is not _KEEP}
-        if "headers" not in changes:
-            changes["headers"] = self.headers.duplicate()
-        return dataclasses.replace(self, **changes)
+        # A shallow copy of the instance dict, not dataclasses.replace: transformations
+        # call this once per record, and replace() re-runs __init__ and __post_init__.
+        copy = object.__new__(type(self))
+        fields = copy.__dict__
+        fields.update(self.__dict__)
+        if topic is not _KEEP:
+            if not isinstance(topic, str):
+                raise DataError(f"A record's topic is a str, not {type(topic).__name__}")
+            fields["topic"] = topic
+        if kafka_partition is not _KEEP:
+            fields["kafka_partition"] = kafka_partition
+        if key_schema is not _KEEP:
+            fields["key_schema"] = key_schema
+        if key is not _KEEP:
+            fields["key"] = key
+        if value_schema is not _KEEP:
+            fields["value_schema"] = value_schema
+        if value is not _KEEP:
+            fields["value"] = value
+        if timestamp is not _KEEP:
+            fields["timestamp"] = timestamp
+        if headers is _KEEP:
+            fields["headers"] = self.headers.duplicate()
+        elif not isinstance(headers, Headers):
+            fields["headers"] = Headers(headers or ())
+        else:
+            fields["headers"] = headers
+        return copy
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

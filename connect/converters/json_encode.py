@@ -128,7 +128,7 @@ class JsonEncoder:
         return encode
 
     def _struct_encoder(self, schema: Schema, on_null: _OnNull) -> Encode:
-        fields = [(f.name, quote(f.name) + ":", self.compile(f.schema)) for f in schema.fields]
+        fields = [(quote(f.name) + ":", self.compile(f.schema)) for f in schema.fields]
 
         def encode(value: Any) -> str:
             if not isinstance(value, Struct) or not (
@@ -143,8 +143,8 @@ class JsonEncoder:
                 )
             # Values as put, without defaults: each field's encoder applies its default
             # only when replace.null.with.default says so (KAFKA-8713).
-            get = value.get_without_default
-            return "{" + ",".join([prefix + enc(get(name)) for name, prefix, enc in fields]) + "}"
+            return "{" + ",".join([prefix + enc(item) for (prefix, enc), item
+                                   in zip(fields, value.values(), strict=True)]) + "}"
 
         return encode
 

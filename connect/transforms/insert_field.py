@@ -150,8 +150,7 @@ class InsertField(SidedTransformation):
 
     def _apply_with_schema(self, record: R, value: Struct) -> R:
         schema, copies = self._plans.get_or_build(value.schema, self._plan)
-        updated = Struct(schema)
-        copy_fields(value, updated, copies, self._with_default)
+        updated = copy_fields(schema, value, copies, self._with_default)
         timestamp = None
         if record.timestamp is not None:
             timestamp = Timestamp.to_logical(Timestamp.SCHEMA, record.timestamp)

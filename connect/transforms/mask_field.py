@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from connect.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
-from connect.api.data import Struct
+from connect.api.data import Schema, Struct
 from connect.api.errors import DataError
 from connect.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
@@ -21,7 +21,6 @@ from connect.transforms.base import (
     define_replace_null_with_default,
 )
 from connect.transforms.requirements import require_map, require_struct, type_name
-from connect.transforms.schema_util import field_value
 from connect.transforms.validators import NON_EMPTY_LIST
 
 __all__ = ["MaskField", "MaskFieldKey", "MaskFieldValue"]
@@ -135,6 +134,8 @@ class MaskField(SidedTransformation):
         self._field_set: frozenset[str] = frozenset()
         self._replacement: str | None = None
         self._with_default = True
+        # Per input schema: the indexes of the fields to mask (bounded, like SchemaCache).
+        self._masked_indexes: dict[Schema, tuple[int, ...]] = {}
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         parsed = self.CONFIG_DEF.parse(configs)
@@ -143,6 +144,7 @@ class MaskField(SidedTransformation):
         self._field_set = frozenset(self._fields)
         self._replacement = parsed[REPLACEMENT]
         self._with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
+        self._masked_indexes = {}
 
     def apply(self, record: R) -> R:
         value = self.operating_value(record)
@@ -156,10 +158,20 @@ class MaskField(SidedTransformation):
                 updated[name] = self._masked(original.get(name))
             return self.updated_record(record, None, updated)
         struct = require_struct(value, _PURPOSE)
-        result = Struct(struct.schema)
-        for field in struct.schema.fields:
-            item = field_value(struct, field, self._with_default)
-            result.put(field.name, self._masked(item) if field.name in self._field_set else item)
+        values = struct.values(with_defaults=self._with_default)
+        masked = self._masked_indexes.get(struct.schema)
+        if masked is None:
+            masked = tuple(f.index for f in struct.schema.fields if f.name in self._field_set)
+            if len(self._masked_indexes) >= 16:
+                self._masked_indexes.clear()
+            self._masked_indexes[struct.schema] = masked
+        for index in masked:
+            values[index] = self._masked(values[index])
+        # Unmasked values are valid already; masked ones are checked.
+        result = Struct.from_values(struct.schema, values, validate=False)
+        for index in masked:
+            field = struct.schema.fields[index]
+            result.put(field, values[index])
         return self.updated_record(record, schema, result)
 
     def _masked(self, value: Any) -> Any:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from connect.api.config import ConfigDef, ConfigType, Importance, LambdaValidator
-from connect.api.data import Schema, SchemaBuilder, Struct
+from connect.api.data import Schema, SchemaBuilder
 from connect.api.errors import ConfigError
 from connect.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
@@ -147,8 +147,7 @@ class ReplaceField(SidedTransformation):
             return self.updated_record(record, None, updated)
         struct = require_struct(value, _PURPOSE)
         schema, copies = self._plans.get_or_build(struct.schema, self._plan)
-        result = Struct(schema)
-        copy_fields(struct, result, copies, self._with_default)
+        result = copy_fields(schema, struct, copies, self._with_default)
         return self.updated_record(record, schema, result)
 
     def _plan(self, schema: Schema) -> tuple[Schema, tuple[FieldCopy, ...]]:

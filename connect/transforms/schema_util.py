@@ -55,20 +55,24 @@ def field_value(struct: Struct, field: Field | str, with_default: bool) -> Any:
     return struct.get(field) if with_default else struct.get_without_default(field)
 
 
-T = TypeVar("T")
-
-
 def copy_fields(
-    source: Struct, target: Struct, copies: tuple[FieldCopy, ...], with_default: bool
-) -> None:
-    """Copy each pair's input field of ``source`` to its output field of ``target``.
+    schema: Schema, source: Struct, copies: tuple[FieldCopy, ...], with_default: bool
+) -> Struct:
+    """A new struct of ``schema`` with each pair's input field of ``source`` copied to its
+    output field; other fields are left unset.
 
-    Passing ``Field`` objects of the structs' own schemas (not names) skips a name
-    lookup per field; this loop is most of what a struct SMT costs per record.
+    This loop is most of what a struct SMT costs per record, so the values are copied
+    without validating them again: each pair's input and output fields have the same
+    schema (the plans that make the pairs guarantee it), and ``source`` is valid.
     """
-    read = Struct.get if with_default else Struct.get_without_default
+    values: list[Any] = [None] * len(schema.fields)
+    read = source.values(with_defaults=with_default)
     for source_field, target_field in copies:
-        target.put(target_field, read(source, source_field))
+        values[target_field.index] = read[source_field.index]
+    return Struct.from_values(schema, values, validate=False)
+
+
+T = TypeVar("T")
 
 
 class SchemaCache(Generic[T]):
@@ -80,14 +84,24 @@ class SchemaCache(Generic[T]):
     needs not be: each task has its own transformation instance.
     """
 
-    __slots__ = ("_entries", "_size")
+    __slots__ = ("_entries", "_last", "_last_schema", "_size")
 
     def __init__(self, size: int = 16) -> None:
         self._size = size
         self._entries: OrderedDict[Schema, T] = OrderedDict()
+        # The entry used last, found by identity: runs of records share one schema object.
+        self._last_schema: Schema | None = None
+        self._last: T | None = None
 
     def get_or_build(self, schema: Schema, build: Callable[[Schema], T]) -> T:
         """The cached derivation of ``schema``, building and caching it on a miss."""
+        if schema is self._last_schema:
+            return self._last  # type: ignore[return-value]
+        derived = self._lookup(schema, build)
+        self._last_schema, self._last = schema, derived
+        return derived
+
+    def _lookup(self, schema: Schema, build: Callable[[Schema], T]) -> T:
         entries = self._entries
         derived = entries.get(schema)
         if derived is not None:

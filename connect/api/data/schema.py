@@ -60,9 +60,11 @@ class Schema:
     """
 
     __slots__ = (
+        "_check",
         "_default_value",
         "_doc",
         "_field_by_name",
+        "_field_defaults",
         "_fields",
         "_hash",
         "_key_schema",
@@ -138,8 +140,13 @@ class Schema:
         )
         self._fields = field_tuple
         self._field_by_name = {f.name: f for f in field_tuple}
+        # Whether any field has a default: Struct.values(with_defaults=True) copies
+        # the values list as is when none has.
+        self._field_defaults = any(f.schema.default_value is not None for f in field_tuple)
         self._key_schema = key_schema
         self._value_schema = value_schema
+        # A fast validity predicate for values, compiled on first use by ``struct.py``.
+        self._check = None
         self._hash = hash(
             (type, self._optional, name, version, doc, field_tuple, key_schema, value_schema)
         )

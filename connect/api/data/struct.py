@@ -24,7 +24,7 @@ values, and a struct value is checked by validating the struct.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from connect.api.data import logical_values as lv
@@ -153,6 +153,74 @@ _LOGICAL_CHECKS: dict[str, Callable[[Schema, Any], None]] = {
 }
 
 
+#: Fast predicates: ``check(value)`` True means valid; False means "run ``_validate``",
+#: which raises with a message or accepts what the predicate was too strict for (an
+#: ``int`` subclass, a logical value). Compiled once per schema, kept on the schema.
+_Check = Callable[[Any], bool]
+
+
+def _check_for(schema: Schema) -> _Check:
+    check = schema._check
+    if check is None:
+        check = _compile(schema)
+        object.__setattr__(schema, "_check", check)
+    return check
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _compile(schema: Schema) -> _Check:
+    inner = _compile_present(schema)
+    if schema.optional:
+        return lambda v: v is None or inner(v)
+    return inner
+
+
+def _compile_present(schema: Schema) -> _Check:
+    """The predicate for a value that is not None."""
+    if schema.name is not None and schema.name in _LOGICAL_CHECKS:
+        return _never  # logical values take the full check
+    type_ = schema.type
+    if type_ in _INT_RANGES:
+        low, high = _INT_RANGES[type_]
+        return lambda v: type(v) is int and low <= v <= high
+    if type_ is Type.FLOAT64:
+        return lambda v: type(v) is float
+    if type_ is Type.FLOAT32:
+        return lambda v: type(v) is float and -_FLOAT32_MAX <= v <= _FLOAT32_MAX
+    if type_ is Type.STRING:
+        return lambda v: type(v) is str
+    if type_ is Type.BOOLEAN:
+        return lambda v: v is True or v is False
+    if type_ is Type.BYTES:
+        return lambda v: type(v) is bytes
+    if type_ is Type.ARRAY:
+        element = _check_for(schema.value_schema)
+        return lambda v: type(v) is list and all(map(element, v))
+    if type_ is Type.MAP:
+        key, item = _check_for(schema.key_schema), _check_for(schema.value_schema)
+        return lambda v: (type(v) is dict and all(map(key, v))
+                          and all(map(item, v.values())))
+    fields = tuple((f.index, _check_for(f.schema), f.schema.default_value is not None)
+                   for f in schema.fields)
+
+    def struct_check(v: Any) -> bool:
+        if type(v) is not Struct or not (
+            v._schema is schema or v._schema.equals_ignoring_default(schema)
+        ):
+            return False
+        values = v._values
+        for index, check, has_default in fields:
+            value = values[index]
+            if not check(value) and not (value is None and has_default):
+                return False
+        return True
+
+    return struct_check
+
+
 class Struct:
     """A record-like value bound to a STRUCT schema; every ``put`` is validated.
 
@@ -168,24 +236,61 @@ class Struct:
         if not isinstance(schema, Schema) or schema.type is not Type.STRUCT:
             raise DataError(f"Struct needs a STRUCT schema, got {schema!r}")
         self._schema = schema
-        self._values: list[Any] = [None] * len(schema.fields)
+        self._values: list[Any] = [None] * len(schema._fields)
 
     @property
     def schema(self) -> Schema:
         return self._schema
 
+    @classmethod
+    def from_values(cls, schema: Schema, values: Sequence[Any], *,
+                    validate: bool = True) -> Struct:
+        """A struct holding one value per field of ``schema``, in field order.
+
+        With ``validate`` each value is checked as ``put`` checks it. ``validate=False``
+        trusts the caller: it is for code that copies values between structs whose
+        field schemas are equal (transformations do, per record), and a wrong value
+        then surfaces only when the struct is validated or serialized.
+        """
+        if type(schema) is not Schema or schema._type is not Type.STRUCT:
+            raise DataError(f"Struct needs a STRUCT schema, got {schema!r}")
+        fields = schema._fields
+        if len(values) != len(fields):
+            raise DataError(f"{len(values)} values given for a struct of "
+                            f"{len(fields)} fields")
+        if validate:
+            for f, value in zip(fields, values, strict=True):
+                if not _check_for(f.schema)(value):
+                    validate_value(f.schema, value, field=f.name)
+        struct = object.__new__(cls)
+        struct._schema = schema
+        struct._values = list(values)
+        return struct
+
     def put(self, field: str | Field, value: Any) -> Struct:
         """Set a field (by name or ``Field``) after validating the value; returns self."""
-        resolved = self._lookup(field)
-        validate_value(resolved.schema, value, field=resolved.name)
+        resolved = (self._schema._field_by_name.get(field) if type(field) is str
+                    else None) or self._lookup(field)
+        schema = resolved.schema
+        if not (schema._check or _check_for(schema))(value):
+            validate_value(schema, value, field=resolved.name)
         self._values[resolved.index] = value
         return self
 
     def get(self, field: str | Field) -> Any:
         """The field's value, or its schema's default value when the field is unset."""
-        resolved = self._lookup(field)
+        resolved = (self._schema._field_by_name.get(field) if type(field) is str
+                    else None) or self._lookup(field)
         value = self._values[resolved.index]
         return resolved.schema.default_value if value is None else value
+
+    def values(self, *, with_defaults: bool = False) -> list[Any]:
+        """Every field's value in field order (a new list); unset fields are None, or with
+        ``with_defaults`` their schema's default."""
+        if not with_defaults or not self._schema._field_defaults:
+            return self._values.copy()
+        return [f.schema.default_value if v is None else v
+                for f, v in zip(self._schema._fields, self._values, strict=True)]
 
     def get_without_default(self, field: str | Field) -> Any:
         """The field's value as put, None when unset (defaults are not applied)."""
@@ -196,6 +301,8 @@ class Struct:
         self._validate("")
 
     def _validate(self, path: str) -> None:
+        if _check_for(self._schema)(self):
+            return
         for f in self._schema.fields:
             value = self._values[f.index]
             if value is None and (f.schema.optional or f.schema.default_value is not None):

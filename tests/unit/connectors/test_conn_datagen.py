@@ -202,3 +202,22 @@ def test_alter_offsets_checks_their_shape() -> None:
         connector.alter_offsets({}, [({"filename": "x"}, {"iteration": 1})])
     with pytest.raises(ConnectError):
         connector.alter_offsets({}, [({"task": 0}, {"iteration": -1})])
+
+
+def test_record_random_is_reproducible_bounded_and_spread():
+    from connectors.datagen.quickstarts import RecordRandom
+
+    def draws(seed: int, n: int) -> list[int]:
+        rng = RecordRandom(seed, n)
+        return [rng.randint(1, 6) for _ in range(20)] + [rng.randint(0, 2**40)]
+
+    assert draws(7, 3) == draws(7, 3)
+    assert draws(7, 3) != draws(7, 4) and draws(7, 3) != draws(8, 3)
+    counts = [0] * 7
+    for n in range(3000):
+        for value in draws(1, n)[:20]:
+            counts[value] += 1
+    assert counts[0] == 0 and all(9000 < c < 11000 for c in counts[1:]), counts
+    rng = RecordRandom(1, 1)
+    assert all(0.1 <= rng.uniform(0.1, 10.0) < 10.0 for _ in range(1000))
+    assert {rng.choice("ab") for _ in range(100)} == {"a", "b"}

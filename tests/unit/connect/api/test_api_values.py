@@ -191,3 +191,81 @@ def test_struct_equality_repr_and_unhashability():
     assert repr(_item("1.5")) == "Struct(price=Decimal('1.5'))"
     with pytest.raises(TypeError):
         hash(_item("1"))
+
+
+def _holder(schema: Schema) -> Schema:
+    return SchemaBuilder.struct().field("f", schema).build()
+
+
+@pytest.mark.parametrize("schema, value", VALID)
+def test_put_and_from_values_accept_what_validate_accepts(schema, value):
+    holder = _holder(schema)
+    assert Struct(holder).put("f", value).get("f") is value
+    assert Struct.from_values(holder, [value]).get("f") is value
+
+
+@pytest.mark.parametrize("schema, value, message", INVALID)
+def test_put_and_from_values_reject_what_validate_rejects(schema, value, message):
+    # Struct.put and from_values check with a compiled fast path first; on a miss they
+    # fall back to the full check, so the verdict and message are validate_value's.
+    holder = _holder(schema)
+    with pytest.raises(DataError, match=message):
+        Struct(holder).put("f", value)
+    with pytest.raises(DataError, match=message):
+        Struct.from_values(holder, [value])
+
+
+_ANY = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**64), 2**64) | st.floats()
+    | st.text(max_size=3) | st.binary(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner,
+                                                                 max_size=3),
+    max_leaves=6,
+)
+_SCHEMAS = [
+    S.INT8_SCHEMA, S.OPTIONAL_INT32_SCHEMA, S.INT64_SCHEMA, S.FLOAT32_SCHEMA,
+    S.OPTIONAL_FLOAT64_SCHEMA, S.BOOLEAN_SCHEMA, S.STRING_SCHEMA, S.OPTIONAL_BYTES_SCHEMA,
+    SchemaBuilder.array(S.OPTIONAL_INT16_SCHEMA).build(),
+    SchemaBuilder.map(S.STRING_SCHEMA, SchemaBuilder.array(S.BOOLEAN_SCHEMA).build()).build(),
+]
+
+
+@pytest.mark.parametrize("schema", _SCHEMAS, ids=repr)
+@given(value=_ANY)
+def test_fast_path_verdict_equals_the_full_check(schema, value):
+    try:
+        validate(schema, value)
+        expected = None
+    except DataError as exc:
+        expected = str(exc)
+    try:
+        Struct(_holder(schema)).put("f", value)
+        got = None
+    except DataError as exc:
+        got = str(exc)
+    assert (got is None) == (expected is None), (got, expected)
+
+
+def test_from_values_checks_the_count_and_can_trust_its_caller():
+    schema = SchemaBuilder.struct().field("a", S.INT32_SCHEMA).field(
+        "b", S.OPTIONAL_STRING_SCHEMA).build()
+    with pytest.raises(DataError, match="1 values given for a struct of 2 fields"):
+        Struct.from_values(schema, [1])
+    with pytest.raises(DataError, match='field "a"'):
+        Struct.from_values(schema, ["x", None])
+    # validate=False skips the checks (for copies between equal field schemas); the
+    # struct's own validation still catches a wrong value later.
+    trusted = Struct.from_values(schema, ["x", None], validate=False)
+    with pytest.raises(DataError, match='field "a"'):
+        trusted.validate()
+
+
+def test_values_lists_fields_in_order_with_or_without_defaults():
+    schema = (SchemaBuilder.struct().field("a", S.INT32_SCHEMA)
+              .field("b", SchemaBuilder.string().optional().default_value("d").build()).build())
+    struct = Struct(schema).put("a", 1)
+    assert struct.values() == [1, None]
+    assert struct.values(with_defaults=True) == [1, "d"]
+    copy = struct.values()
+    copy[0] = 2
+    assert struct.get("a") == 1, "values() returns a new list"
