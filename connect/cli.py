@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.backends import open_backend
@@ -25,12 +26,21 @@ from core.cli.logging_setup import configure_server_logging
 from core.cli.options import DEFAULT_LOG_URL, LOG_ENV_VAR, add_command
 from core.cli.shutdown import ShutdownSignals
 
-__all__ = ["load_connector_config", "register", "resolve_connect_log_url"]
+__all__ = [
+    "UP_SERVICE",
+    "ConnectUpService",
+    "StandaloneWorker",
+    "load_connector_config",
+    "register",
+    "resolve_connect_log_url",
+]
 
 log = logging.getLogger(__name__)
 
 #: How long the REST server may take to drain on shutdown.
 REST_STOP_TIMEOUT_S = 5.0
+#: Where ``ferry up`` serves the Connect REST API.
+UP_REST_DEFAULT = "127.0.0.1:8083"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -97,53 +107,145 @@ def _create(herder: Any, name: str, config: dict[str, str]) -> None:
     log.info("created connector %s", name)
 
 
+class StandaloneWorker:
+    """A standalone herder, its worker and its REST server on one log URL: what
+    ``ferry connect standalone`` runs, and what ``ferry up`` runs beside the broker."""
+
+    def __init__(self, log_url: str, worker_props: Mapping[str, str],
+                 rest_listener: str | None = None) -> None:
+        """``ConnectError`` for a bad worker config (naming the key), ``CliError`` for a
+        bad ``rest_listener``."""
+        from connect.rest import RestConfig
+        from connect.rest.config import parse_host_port
+        from connect.runtime.worker_config import WorkerConfig
+
+        self.log_url = log_url
+        self._rest_config = RestConfig.from_worker_config(worker_props)
+        if rest_listener:
+            self._rest_config = self._rest_config.with_listener(
+                *parse_host_port(rest_listener, "--rest"))
+        self._worker_config = WorkerConfig.from_props(worker_props)
+        self._herder: Any = None
+        self._server: Any = None
+        self._sock: Any = None
+        self._backend: Any = None
+        self.worker_id = ""
+
+    @property
+    def url(self) -> str:
+        return str(self._server.url) if self._server is not None else ""
+
+    def start(self, connectors: Sequence[tuple[str, dict[str, str]]] = ()) -> None:
+        """Bind the REST port, open the log, start the herder, create ``connectors`` and
+        serve. On failure everything started so far is stopped again."""
+        from connect.rest import RestServer, bind_listener, create_app
+        from connect.runtime.plugins import Plugins
+        from connect.runtime.standalone_herder import StandaloneHerder
+        from connect.runtime.worker import Worker
+
+        rest = self._rest_config
+        try:
+            self._sock = bind_listener(rest.host, rest.port)
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise CliError(f"cannot serve the Connect REST API on {rest.host}:{rest.port}: "
+                           f"{reason}") from exc
+        try:
+            self._backend = open_backend(self.log_url)
+            self.worker_id = rest.worker_id(self._sock.getsockname()[1])
+            self._herder = StandaloneHerder(
+                Worker(self._backend, self._worker_config, Plugins()), self.worker_id)
+            self._server = RestServer(create_app(self._herder, rest), sock=self._sock)
+            self._herder.start()
+            for name, config in connectors:
+                _create(self._herder, name, config)
+            self._server.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop serving, stop the connectors (committing their offsets), close the log."""
+        server, self._server = self._server, None
+        herder, self._herder = self._herder, None
+        backend, self._backend = self._backend, None
+        sock, self._sock = self._sock, None
+        try:
+            if server is not None:
+                server.stop(REST_STOP_TIMEOUT_S)
+        finally:
+            if sock is not None:
+                sock.close()
+            try:
+                if herder is not None:
+                    herder.stop()
+            finally:
+                if backend is not None:
+                    backend.close()
+
+
 def _standalone(args: argparse.Namespace) -> int:
     from connect.api.errors import ConnectError
-    from connect.rest import RestConfig, RestServer, bind_listener, create_app
-    from connect.rest.config import parse_host_port
-    from connect.runtime.plugins import Plugins
-    from connect.runtime.standalone_herder import StandaloneHerder
-    from connect.runtime.worker import Worker
-    from connect.runtime.worker_config import WorkerConfig
 
     worker_props = {str(k): _text(v) for k, v in _load(args.worker_config).items()}
     connectors = [load_connector_config(path) for path in args.connector_configs]
+    url = resolve_connect_log_url(getattr(args, "log", None), worker_props)
     try:
-        rest_config = RestConfig.from_worker_config(worker_props)
-        if args.rest:
-            rest_config = rest_config.with_listener(*parse_host_port(args.rest, "--rest"))
-        worker_config = WorkerConfig.from_props(worker_props)
+        worker = StandaloneWorker(url, worker_props, args.rest)
     except ConnectError as exc:
         raise CliError(f"worker config {args.worker_config}: {exc}") from exc
     configure_server_logging()
-    url = resolve_connect_log_url(getattr(args, "log", None), worker_props)
     with ShutdownSignals() as signals:
-        sock = bind_listener(rest_config.host, rest_config.port)
         try:
-            backend = open_backend(url)
-        except BaseException:
-            sock.close()
-            raise
-        herder = server = None
-        try:
-            worker_id = rest_config.worker_id(sock.getsockname()[1])
-            herder = StandaloneHerder(Worker(backend, worker_config, Plugins()), worker_id)
-            server = RestServer(create_app(herder, rest_config), sock=sock)
-            herder.start()
-            for name, config in connectors:
-                _create(herder, name, config)
-            server.start()
+            worker.start(connectors)
             log.info("Connect worker %s ready on %s (log %s); stop with Ctrl-C or SIGTERM",
-                     worker_id, server.url, url)
+                     worker.worker_id, worker.url, url)
             signals.wait()
             log.info("received %s, stopping the Connect worker", signals.signal_name)
         except ConnectError as exc:
             raise CliError(str(exc)) from exc
         finally:
-            if server is not None:
-                server.stop(REST_STOP_TIMEOUT_S)
-            sock.close()
-            if herder is not None:
-                herder.stop()
-            backend.close()
+            worker.stop()
     return 0
+
+
+class ConnectUpService:
+    """``ferry up``'s Connect worker (entry point ``ferry.up_services``: ``connect``): a
+    standalone worker with its REST API on the stack's log. Connectors created through
+    REST are kept in ``DATA_DIR/.connect/connectors.json`` and run again after a restart.
+    """
+
+    name = "connect"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--connect-rest", metavar="HOST:PORT", default=UP_REST_DEFAULT,
+                            help=f"where the Connect REST API listens (default: "
+                                 f"{UP_REST_DEFAULT})")
+        parser.add_argument("--connect-config", metavar="FILE",
+                            help="Connect worker settings (.properties or JSON)")
+        parser.add_argument("--no-connect", action="store_true",
+                            help="do not run a Connect worker")
+
+    def start(self, args: argparse.Namespace, log_url: str, data_dir: str
+              ) -> StandaloneWorker | None:
+        from connect.api.errors import ConnectError
+
+        if args.no_connect:
+            return None
+        props = ({str(k): _text(v) for k, v in _load(args.connect_config).items()}
+                 if args.connect_config else {})
+        state_dir = os.path.join(data_dir, ".connect")
+        os.makedirs(state_dir, exist_ok=True)
+        props.setdefault("connect.configs.file", os.path.join(state_dir, "connectors.json"))
+        try:
+            worker = StandaloneWorker(log_url, props, args.connect_rest)
+            worker.start()
+        except ConnectError as exc:
+            where = f"worker config {args.connect_config}: " if args.connect_config else ""
+            raise CliError(f"{where}{exc}") from exc
+        log.info("Connect REST API on %s", worker.url)
+        return worker
+
+
+#: What ``ferry up`` loads through the ``ferry.up_services`` entry point ``connect``.
+UP_SERVICE = ConnectUpService()

@@ -1,8 +1,14 @@
 """``ferry up``: run the single-machine stack on one data directory until stopped.
 
-Today the stack is the Kafka-protocol broker, served from the process's embedded runtime
-(one LogManager and group coordinator per directory), so that later in-process components
-(Connect, the Schema Registry) share the same log through ``embedded:`` backends.
+The stack is the Kafka-protocol broker, served from the process's embedded runtime (one
+LogManager and group coordinator per directory), plus every service registered under the
+entry-point group ``ferry.up_services`` (Connect's worker, the Schema Registry), which
+share that runtime through ``embedded:`` backends on the same directory.
+
+A service entry point names an object with ``name``, ``add_arguments(parser)`` (its
+``ferry up`` flags) and ``start(args, log_url, data_dir)``, which returns a running
+service with ``stop()`` (or None when its flags turned it off) and raises ``CliError``
+for bad input. Services start after the log is open and stop before it closes.
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ import argparse
 import asyncio
 import logging
 import os
-from typing import TYPE_CHECKING
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
 
 from core.backends.embedded_runtime import acquire_runtime, release_runtime
 from core.backends.translate import storage_errors
@@ -40,7 +47,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--listen", metavar="HOST:PORT", default=DEFAULT_LISTEN,
                         help=f"where the broker accepts Kafka clients (default: "
                              f"{DEFAULT_LISTEN})")
+    for service in _services():
+        service.add_arguments(parser)
     parser.set_defaults(func=_up)
+
+
+SERVICE_GROUP = "ferry.up_services"
+
+
+def _services() -> list[Any]:
+    """The ``ferry.up_services`` entry points, by name; a broken one is skipped with a
+    warning, as command plugins are."""
+    found = []
+    for ep in sorted(entry_points(group=SERVICE_GROUP), key=lambda e: e.name):
+        try:
+            found.append(ep.load())
+        except Exception as exc:  # third-party code: anything can go wrong
+            log.warning("skipping ferry up service %r (%s): %s: %s", ep.name, ep.value,
+                        type(exc).__name__, exc)
+    return found
 
 
 def _data_dir(args: argparse.Namespace) -> str:
@@ -74,13 +99,13 @@ def _up(args: argparse.Namespace) -> int:
     data_dir = _data_dir(args)
     configure_server_logging()
     try:
-        asyncio.run(_run(data_dir, parse_listener(args.listen)))
+        asyncio.run(_run(data_dir, parse_listener(args.listen), args))
     except BrokerConfigError as exc:
         raise CliError(str(exc)) from exc
     return 0
 
 
-async def _run(data_dir: str, listen: Listener) -> None:
+async def _run(data_dir: str, listen: Listener, args: argparse.Namespace) -> None:
     from core.broker.config import BrokerConfig
     from core.broker.server import serve, stop_on_signals
 
@@ -93,15 +118,39 @@ async def _run(data_dir: str, listen: Listener) -> None:
         topics = [t for t in runtime.manager.topics() if not runtime.manager.topic(t).internal]
         log.info("commit log ready at %s with %d topic%s (pid %d)", data_dir, len(topics),
                  "" if len(topics) == 1 else "s", os.getpid())
-        if not stop.is_set():
-            await serve(BrokerConfig(), runtime.manager, runtime.coordinator, listen=listen,
-                        advertised=None, stop=stop, tick_coordinator=False,
-                        on_listening=lambda _server: _announce())
+        running: list[Any] = []
+        try:
+            if not stop.is_set():
+                await asyncio.to_thread(_start_services, args, data_dir, running)
+            if not stop.is_set():
+                await serve(BrokerConfig(), runtime.manager, runtime.coordinator,
+                            listen=listen, advertised=None, stop=stop,
+                            tick_coordinator=False,
+                            on_listening=lambda _server: _announce(listen))
+        finally:
+            await asyncio.to_thread(_stop_services, running)
     finally:
         await asyncio.to_thread(release_runtime, runtime)
         log.info("commit log at %s closed", data_dir)
 
 
-def _announce() -> None:
-    log.info("Connect REST on 8083 and the Schema Registry on 8081 arrive with later "
-             "releases; stop with Ctrl-C or SIGTERM")
+def _start_services(args: argparse.Namespace, data_dir: str, running: list[Any]) -> None:
+    """Start each service on the stack's log, appending it to ``running`` as it comes
+    up, so that a later failure stops the earlier ones."""
+    url = _EMBEDDED + data_dir
+    for service in _services():
+        started = service.start(args, url, data_dir)
+        if started is not None:
+            running.append(started)
+
+
+def _stop_services(running: list[Any]) -> None:
+    for service in reversed(running):
+        try:
+            service.stop()
+        except Exception:  # stop the others and close the log regardless
+            log.exception("stopping %r failed", service)
+
+
+def _announce(listen: Listener) -> None:
+    log.info("Kafka clients can connect to %s; stop with Ctrl-C or SIGTERM", listen)

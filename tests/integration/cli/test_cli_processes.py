@@ -1,14 +1,18 @@
-"""Long-running commands: ``consume`` in follow mode, ``ferry up`` (the broker), and the
-data-dir lock."""
+"""Long-running commands: ``consume`` in follow mode, ``ferry up`` (the broker and the
+Connect worker on one log), and the data-dir lock."""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
+import time
+from pathlib import Path
 
 import pytest
 from broker_process import free_port
 from cli_helpers import Ferry, LineReader, assert_one_error_line, stop
+import requests
 from kafka import KafkaConsumer, TopicPartition
 
 pytestmark = pytest.mark.integration
@@ -45,13 +49,12 @@ def test_up_serves_kafka_clients_holds_the_dir_and_stops_on_sigterm(ferry: Ferry
     data_dir = ferry.tmp_path / "data"
     port = free_port()
     proc = ferry.start("up", "--data-dir", str(data_dir), "--listen", f"127.0.0.1:{port}",
-                       log=False)
+                       "--connect-rest", f"127.0.0.1:{free_port()}", log=False)
     assert proc.stderr is not None
     log = LineReader(proc.stderr)
     ready = log.wait_for(b"commit log ready").decode()
     assert str(data_dir) in ready and re.search(r"\b1 topic\b", ready), ready
-    log.wait_for(f"127.0.0.1:{port}".encode())
-    log.wait_for(b"arrive with later releases")
+    log.wait_for(f"Kafka clients can connect to 127.0.0.1:{port}".encode())
 
     # The broker serves the directory's data to a Kafka client.
     consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{port}", consumer_timeout_ms=10000)
@@ -71,9 +74,99 @@ def test_up_serves_kafka_clients_holds_the_dir_and_stops_on_sigterm(ferry: Ferry
     rest = log.rest()
     assert b"Traceback" not in rest and b"closed" in rest
     # The lock is released: the directory is usable again.
-    assert ferry.ok("topics", "list", "--exclude-internal") == b"kept\n"
+    # (The Connect worker of `up` keeps its source offsets in connect-offsets.)
+    assert ferry.ok("topics", "list", "--exclude-internal").split() == [b"connect-offsets",
+                                                                       b"kept"]
 
 
 def test_up_rejects_a_remote_log(ferry: Ferry) -> None:
     result = ferry.run("up", "--log", "kafka://127.0.0.1:9092", log=False)
     assert_one_error_line(result, "--data-dir")
+
+
+def _wait_until(predicate, what: str, timeout_s: float = 30.0):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = predicate()
+        if result:
+            return result
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def _start_up(ferry: Ferry, data_dir: Path, kafka_port: int, rest_port: int):
+    proc = ferry.start("up", "--data-dir", str(data_dir), "--listen",
+                       f"127.0.0.1:{kafka_port}", "--connect-rest", f"127.0.0.1:{rest_port}",
+                       log=False)
+    assert proc.stderr is not None
+    log = LineReader(proc.stderr)
+    log.wait_for(f"Connect REST API on http://127.0.0.1:{rest_port}".encode())
+    log.wait_for(b"Kafka clients can connect")
+    return proc, log
+
+
+def _topic_values(port: int, topic: str, count: int) -> list[bytes]:
+    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{port}", consumer_timeout_ms=3000)
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        consumer.seek_to_beginning()
+        values: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(values) < count and time.monotonic() < deadline:
+            values += [m.value for m in consumer]
+        return values
+    finally:
+        consumer.close()
+
+
+def test_up_runs_a_connect_worker_on_the_same_log(ferry: Ferry) -> None:
+    data_dir, source = ferry.tmp_path / "data", ferry.tmp_path / "in.txt"
+    source.write_text("a\nb\nc\n")
+    kafka_port, rest_port = free_port(), free_port()
+    rest = f"http://127.0.0.1:{rest_port}"
+    proc, log = _start_up(ferry, data_dir, kafka_port, rest_port)
+    try:
+        created = requests.post(f"{rest}/connectors", timeout=10, json={
+            "name": "lines", "config": {
+                "connector.class": "FileStreamSource", "file": str(source), "topic": "lines",
+                "value.converter": "org.apache.kafka.connect.storage.StringConverter"}})
+        assert created.status_code == 201, created.text
+        # What the worker writes, Kafka clients read from the broker: one log.
+        assert _topic_values(kafka_port, "lines", 3) == [b"a", b"b", b"c"]
+        # The worker's id is its REST address.
+        status = requests.get(f"{rest}/connectors/lines/status", timeout=10).json()
+        assert status["connector"]["worker_id"] == f"127.0.0.1:{rest_port}"
+    finally:
+        assert stop(proc, signal.SIGTERM) == 0
+    assert b"Traceback" not in log.rest()
+
+    # Restarted, the stack runs the connector again from its stored offset.
+    with source.open("a") as f:
+        f.write("d\n")
+    proc, log = _start_up(ferry, data_dir, kafka_port, rest_port)
+    try:
+        assert requests.get(f"{rest}/connectors", timeout=10).json() == ["lines"]
+        _wait_until(lambda: requests.get(f"{rest}/connectors/lines/status", timeout=10)
+                    .json()["tasks"][0]["state"] == "RUNNING", "the task to run")
+        assert _topic_values(kafka_port, "lines", 4) == [b"a", b"b", b"c", b"d"]
+        saved = json.loads((data_dir / ".connect" / "connectors.json").read_text())
+        assert "lines" in json.dumps(saved)
+    finally:
+        assert stop(proc, signal.SIGTERM) == 0
+    assert b"Traceback" not in log.rest()
+
+
+def test_up_reports_a_taken_connect_port_in_one_line(ferry: Ferry) -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = ferry.run("up", "--data-dir", str(ferry.tmp_path / "data"), "--listen",
+                           f"127.0.0.1:{free_port()}", "--connect-rest", f"127.0.0.1:{port}",
+                           log=False)
+    # Server logging came first; the failure itself is one error line, and no traceback.
+    stderr = result.stderr.decode()
+    assert result.returncode == 1 and "Traceback" not in stderr, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("ferry: error:")]
+    assert len(errors) == 1 and f"127.0.0.1:{port}: Address already in use" in errors[0]
+    assert stderr.rstrip().endswith(errors[0])
