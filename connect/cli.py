@@ -237,6 +237,9 @@ class ConnectUpService:
         state_dir = os.path.join(data_dir, ".connect")
         os.makedirs(state_dir, exist_ok=True)
         props.setdefault("connect.configs.file", os.path.join(state_dir, "connectors.json"))
+        # Kafka's sample connect-standalone.properties flushes every 10 s, not the 60 s
+        # default: a sink's output shows up soon enough to see it work.
+        props.setdefault("offset.flush.interval.ms", "10000")
         try:
             worker = StandaloneWorker(log_url, props, args.connect_rest)
             worker.start()
