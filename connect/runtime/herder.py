@@ -54,6 +54,9 @@ class ConnectorTaskId:
     def to_json(self) -> dict[str, Any]:
         return {"connector": self.connector, "task": self.task}
 
+    def __str__(self) -> str:
+        return f"{self.connector}-{self.task}"  # Kafka's form, as logs and DLQs show it
+
 
 @dataclass(frozen=True)
 class ConnectorInfo:

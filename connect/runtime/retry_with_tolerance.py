@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 
 from connect.api.errors import ConnectError, RetriableError
 from connect.runtime.connector_config import ErrorConfig
+from connect.transforms.chain import PredicatedTransformation
 
 __all__ = ["SKIPPED", "ErrorReporter", "ProcessingContext", "RetryWithToleranceOperator",
            "Stage", "ToleranceExceededError"]
@@ -95,7 +96,7 @@ class RetryWithToleranceOperator:
         try:
             return self._with_retry(fn)
         except Exception as exc:  # every error of a plugin step is handled the same way
-            name = executing if isinstance(executing, str) else type(executing).__qualname__
+            name = _executing_class(executing, exc)
             self.report(ProcessingContext(stage, name, exc, consumed, source_record))
             if not self._config.tolerance_all:
                 raise ToleranceExceededError(
@@ -128,6 +129,22 @@ class RetryWithToleranceOperator:
                     wait = min(wait, deadline - now)
                 self._stop.wait(max(wait, 0))
                 delay *= 2
+
+
+def _executing_class(executing: object, error: BaseException) -> str:
+    """The class name the DLQ's ``class.name`` and the log show. For a transformation
+    chain that is the transformation that raised, as in Kafka, found in the traceback
+    (only ever walked for a failure, so the chain's fast path stays untouched)."""
+    if isinstance(executing, str):
+        return executing
+    found: object = executing
+    tb = error.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if isinstance(owner, PredicatedTransformation):
+            found = owner.transformation
+        tb = tb.tb_next
+    return type(found).__qualname__
 
 
 class LogReporter:

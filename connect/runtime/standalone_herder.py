@@ -15,7 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect.api.errors import AlreadyExistsError, ConfigError, NotFoundError
+from connect.api.coordinates import TopicPartition as ApiTP
+from connect.api.errors import AlreadyExistsError, ConfigError, ConnectError, NotFoundError
+from connect.runtime.config_providers import has_placeholder
 from connect.runtime.connector_config import config_infos, connector_config_def
 from connect.runtime.errors import BadRequestError
 from connect.runtime.herder import (
@@ -33,6 +35,7 @@ from connect.runtime.herder import (
 from connect.runtime.offset_store import _canonical
 from connect.runtime.plugins import connector_type
 from connect.runtime.worker import Worker
+from core.backends import OffsetAndMetadata as BackendOffset
 from core.backends import TopicPartition as BackendTP
 
 __all__ = ["StandaloneHerder"]
@@ -59,6 +62,8 @@ class StandaloneHerder(Herder):
         # _lock, which the herder holds while it waits for those threads to stop.
         self._status_lock = threading.Lock()
         self._task_status: dict[ConnectorTaskId, TaskState] = {}
+        #: KIP-558 active topics by connector (in memory, as Kafka's standalone worker).
+        self._active_topics: dict[str, set[str]] = {}
         self._file = worker.config.connect_configs_file
         self._started = False
 
@@ -127,8 +132,7 @@ class StandaloneHerder(Herder):
         """Bring the connector to its target state from scratch."""
         c = self._connectors[name]
         self._shutdown(name)
-        for tid in self._task_ids(name):
-            del self._task_status[tid]
+        self._forget_tasks(name)
         if c.target is TargetState.STOPPED:
             c.state = ConnectorState("STOPPED", self.worker_id)
             c.task_configs = []
@@ -136,7 +140,7 @@ class StandaloneHerder(Herder):
         try:
             self.worker.start_connector(name, c.config, self._request_reconfigure,
                                         self._connector_error)
-            c.task_configs = self.worker.task_configs(name, int(c.config.get("tasks.max", 1)))
+            c.task_configs = self._new_task_configs(name, c)
         except Exception as exc:  # the connector's own failure: FAILED with its trace
             c.state = ConnectorState("FAILED", self.worker_id, _trace(exc))
             return
@@ -144,14 +148,46 @@ class StandaloneHerder(Herder):
                                  self.worker_id)
         self._start_tasks(name)
 
+    def _new_task_configs(self, name: str, c: _Connector) -> list[dict[str, str]]:
+        """The running connector's task configs with every key whose raw connector value
+        holds a ``${provider:...}`` placeholder put back to that placeholder (Kafka's
+        reverse transform): the connector saw resolved values and usually copies them into
+        its task configs, which the REST API shows; tasks resolve them again at start."""
+        raw = {k: v for k, v in c.config.items() if has_placeholder(v)}
+        return [{**tc, **{k: v for k, v in raw.items() if k in tc}}
+                for tc in self.worker.task_configs(name, int(c.config.get("tasks.max", 1)))]
+
     def _start_tasks(self, name: str) -> None:
         c = self._connectors[name]
         for i, tc in enumerate(c.task_configs):
-            tid = ConnectorTaskId(name, i)
-            self._task_status[tid] = TaskState(i, "UNASSIGNED", self.worker_id)
-            self.worker.start_task(tid, c.config, tc, self._on_task_status)
-            if c.target is TargetState.PAUSED:
-                self.worker.pause_task(tid)
+            self._start_task(name, i, tc)
+
+    def _start_task(self, name: str, index: int, task_config: dict[str, str]) -> None:
+        """Start one task, paused from the outset when the connector's target is PAUSED."""
+        c = self._connectors[name]
+        tid = ConnectorTaskId(name, index)
+        with self._status_lock:
+            self._task_status[tid] = TaskState(index, "UNASSIGNED", self.worker_id)
+        self.worker.start_task(tid, c.config, task_config, self._on_task_status,
+                               paused=c.target is TargetState.PAUSED,
+                               on_topic=lambda topic: self._on_topic(name, topic))
+
+    def _forget_tasks(self, name: str) -> None:
+        """Drop the stopped tasks' status, so late reports of their threads are ignored."""
+        with self._status_lock:
+            for tid in [t for t in self._task_status if t.connector == name]:
+                del self._task_status[tid]
+
+    def _on_topic(self, name: str, topic: str) -> None:
+        with self._status_lock:  # task threads: never _lock
+            self._active_topics.setdefault(name, set()).add(topic)
+
+    def _replace_tasks(self, name: str, task_configs: list[dict[str, str]]) -> None:
+        """Stop every task of ``name`` and start ``task_configs`` instead."""
+        self.worker.stop_tasks(self._task_ids(name))
+        self._forget_tasks(name)
+        self._connectors[name].task_configs = task_configs
+        self._start_tasks(name)
 
     def _request_reconfigure(self, name: str) -> None:
         # Called from the connector's own threads: do the work on a fresh thread so the
@@ -165,14 +201,9 @@ class StandaloneHerder(Herder):
             if c is None or c.target is not TargetState.STARTED or name not in \
                     self.worker.connectors:
                 return
-            new = self.worker.task_configs(name, int(c.config.get("tasks.max", 1)))
-            if new == c.task_configs:
-                return
-            self.worker.stop_tasks(self._task_ids(name))
-            for tid in self._task_ids(name):
-                del self._task_status[tid]
-            c.task_configs = new
-            self._start_tasks(name)
+            new = self._new_task_configs(name, c)
+            if new != c.task_configs:
+                self._replace_tasks(name, new)
 
     def _connector_error(self, name: str, error: BaseException) -> None:
         with self._lock:
@@ -241,9 +272,10 @@ class StandaloneHerder(Herder):
         with self._lock:
             self._get(name)
             self._shutdown(name)
-            for tid in self._task_ids(name):
-                del self._task_status[tid]
+            self._forget_tasks(name)
             del self._connectors[name]
+            with self._status_lock:
+                self._active_topics.pop(name, None)
             self._save()
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
@@ -299,24 +331,54 @@ class StandaloneHerder(Herder):
 
     def restart_connector(self, name: str, *, include_tasks: bool = False,
                           only_failed: bool = False) -> ConnectorStateInfo | None:
+        """Kafka's rules (KIP-745): without flags only the connector instance restarts
+        (its tasks too only if it now gives other task configs). Otherwise the connector
+        restarts unless ``only_failed`` and it is not FAILED; tasks restart only with
+        ``include_tasks``, and only FAILED ones with ``only_failed``. The answer is the
+        status as planned: the instances being restarted show RESTARTING."""
         with self._lock:
             c = self._get(name)
             if not include_tasks and not only_failed:
-                self._apply(name)
+                self._restart_connector_instance(name)
                 return None
-            conn_failed = c.state is not None and c.state.state == "FAILED"
-            restart_conn = not only_failed or conn_failed
-            tids = [t for t in self._task_ids(name) if include_tasks and (
-                not only_failed or self._task_status[t].state == "FAILED")]
-            if restart_conn:
-                self._apply(name)
-            else:
-                self.worker.stop_tasks(tids)
-                for tid in tids:
-                    self._task_status[tid] = TaskState(tid.task, "RESTARTING", self.worker_id)
-                    self.worker.start_task(tid, c.config, c.task_configs[tid.task],
-                                           self._on_task_status)
-            return self.connector_status(name)
+            current = self.connector_status(name)
+            restart_conn = not only_failed or current.connector.state == "FAILED"
+            tasks = [t.id for t in current.tasks if include_tasks and (
+                not only_failed or t.state == "FAILED")]
+            restarting = ConnectorState("RESTARTING", self.worker_id)
+            plan = ConnectorStateInfo(
+                name, restarting if restart_conn else current.connector,
+                [TaskState(t.id, "RESTARTING", self.worker_id) if t.id in tasks else t
+                 for t in current.tasks], current.type)
+            if restart_conn and self._restart_connector_instance(name):
+                return plan  # every task was started afresh already
+            if c.target is not TargetState.STOPPED:
+                self.worker.stop_tasks([ConnectorTaskId(name, i) for i in tasks])
+                for i in tasks:
+                    self._start_task(name, i, c.task_configs[i])
+            return plan
+
+    def _restart_connector_instance(self, name: str) -> bool:
+        """Restart the connector instance alone; True if its tasks were (re)started too
+        (nothing was running to keep, or the connector now gives other task configs)."""
+        c = self._connectors[name]
+        if c.target is TargetState.STOPPED or not self._task_ids(name):
+            self._apply(name)
+            return True
+        self.worker.stop_connector(name)
+        try:
+            self.worker.start_connector(name, c.config, self._request_reconfigure,
+                                        self._connector_error)
+            new = self._new_task_configs(name, c)
+        except Exception as exc:  # the connector fails; its tasks keep running, as in Kafka
+            c.state = ConnectorState("FAILED", self.worker_id, _trace(exc))
+            return False
+        c.state = ConnectorState("PAUSED" if c.target is TargetState.PAUSED else "RUNNING",
+                                 self.worker_id)
+        if new == c.task_configs:
+            return False
+        self._replace_tasks(name, new)
+        return True
 
     def restart_task(self, name: str, task: int) -> None:
         with self._lock:
@@ -325,7 +387,7 @@ class StandaloneHerder(Herder):
             if tid not in self._task_status or task >= len(c.task_configs):
                 raise NotFoundError(f"Task {name}-{task} not found")
             self.worker.stop_tasks([tid])
-            self.worker.start_task(tid, c.config, c.task_configs[task], self._on_task_status)
+            self._start_task(name, task, c.task_configs[task])
 
     # ------------------------------------------------------------------ offsets and topics
     def connector_offsets(self, name: str) -> list[dict[str, Any]]:
@@ -340,48 +402,65 @@ class StandaloneHerder(Herder):
 
     def alter_connector_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
         with self._lock:
-            c = self._get(name)
-            if c.target is not TargetState.STOPPED:
-                raise BadRequestError(f"Connectors must be in the STOPPED state before their "
-                                      f"offsets can be modified. Connector {name} is not.")
-            self._write_offsets(name, c, [(e["partition"], e.get("offset")) for e in offsets])
-            return "The offsets for this connector have been altered successfully"
+            c = self._stopped(name)
+            entries = [(e["partition"], e.get("offset")) for e in offsets]
+            return self._modify_offsets(name, c, entries, reset=False)
 
     def reset_connector_offsets(self, name: str) -> str:
         with self._lock:
-            c = self._get(name)
-            if c.target is not TargetState.STOPPED:
-                raise BadRequestError(f"Connectors must be in the STOPPED state before their "
-                                      f"offsets can be modified. Connector {name} is not.")
-            current = [(e["partition"], None) for e in self.connector_offsets(name)]
-            self._write_offsets(name, c, current)
-            return "The offsets for this connector have been reset successfully"
+            c = self._stopped(name)
+            entries = [(e["partition"], None) for e in self.connector_offsets(name)]
+            return self._modify_offsets(name, c, entries, reset=True)
 
-    def _write_offsets(self, name: str, c: _Connector,
-                       entries: list[tuple[dict[str, Any], Any]]) -> None:
-        if self._type(c.config) == "sink":
-            from core.backends import OffsetAndMetadata as BackendOffset
-            group = f"connect-{name}"
-            commits = {}
-            for p, o in entries:
-                tp = BackendTP(p["kafka_topic"], int(p["kafka_partition"]))
-                # A reset commits the earliest offset: the backend has no group-offset delete.
-                commits[tp] = BackendOffset(0 if o is None else int(o["kafka_offset"]))
-            self.worker.backend.commit_offsets(group, commits)
-            return
-        self.worker.offsets.write(name, {_canonical(p): (p, o) for p, o in entries})
+    def _stopped(self, name: str) -> _Connector:
+        c = self._get(name)
+        if c.target is not TargetState.STOPPED:
+            raise BadRequestError(f"Connectors must be in the STOPPED state before their "
+                                  f"offsets can be modified. Connector {name} is not: stop "
+                                  f"it with PUT /connectors/{name}/stop first.")
+        return c
 
-    # Kafka answers 400 "Topic tracking is disabled." with topic.tracking.enable=false;
-    # this worker does not track topics (yet), so it answers the same.
+    def _modify_offsets(self, name: str, c: _Connector,
+                        entries: list[tuple[dict[str, Any], Any]], *, reset: bool) -> str:
+        """Let the connector check (and apply externally) the change, as Kafka's
+        ``alterOffsets`` does, then write the framework's offsets. Kafka's messages."""
+        cls = self.worker.plugins.connector_class(c.config["connector.class"])
+        sink = connector_type(cls) == "sink"
+        sink_offsets = _sink_offsets(entries) if sink else {}
+        try:
+            handled = cls().alter_offsets(  # type: ignore[attr-defined]
+                self.worker.transformer.transform(c.config),
+                {ApiTP(tp.topic, tp.partition): o for tp, o in sink_offsets.items()}
+                if sink else entries)
+        except ConnectError as exc:  # the connector refuses these offsets
+            raise BadRequestError(f"Failed to modify offsets for connector {name}: "
+                                  f"{exc}") from exc
+        if sink:
+            # A reset commits the earliest offset: the backend has no group-offset delete.
+            self.worker.backend.commit_offsets(f"connect-{name}", {
+                tp: BackendOffset(0 if o is None else o) for tp, o in sink_offsets.items()})
+        else:
+            self.worker.offsets.write(name, {_canonical(p): (p, o) for p, o in entries})
+        kind = "reset" if reset else "altered"
+        if handled:
+            return f"The offsets for this connector have been {kind} successfully"
+        return (f"The Connect framework-managed offsets for this connector have been {kind} "
+                "successfully. However, if this connector manages offsets externally, they "
+                f"will need to be manually {kind} in the system that the connector uses.")
+
+    # Active topics (KIP-558): a source's topics once it produced to them, a sink's once
+    # they were assigned to one of its tasks (Kafka: once a record was consumed).
     def connector_active_topics(self, name: str) -> list[str]:
         with self._lock:
             self._get(name)
-        raise BadRequestError("Topic tracking is disabled.")
+            with self._status_lock:
+                return sorted(self._active_topics.get(name, ()))
 
     def reset_connector_active_topics(self, name: str) -> None:
         with self._lock:
             self._get(name)
-        raise BadRequestError("Topic tracking is disabled.")
+            with self._status_lock:
+                self._active_topics.pop(name, None)
 
     # ------------------------------------------------------------------ plugins
     def validate_connector_config(self, config: Mapping[str, str]) -> dict[str, Any]:
@@ -420,6 +499,28 @@ class StandaloneHerder(Herder):
     def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
         cls = self.worker.plugins.plugin_class(plugin)
         return cls().config().describe()
+
+
+def _sink_offsets(entries: list[tuple[dict[str, Any], Any]]) -> dict[BackendTP, int | None]:
+    """Sink offsets in Kafka's REST form (``kafka_topic``, ``kafka_partition``,
+    ``kafka_offset``), checked as Kafka's SinkUtils does; ``BadRequestError`` otherwise."""
+    out: dict[BackendTP, int | None] = {}
+    for partition, offset in entries:
+        topic, number = partition.get("kafka_topic"), partition.get("kafka_partition")
+        if not isinstance(topic, str) or not topic:
+            raise BadRequestError("A sink connector offset's partition must have a "
+                                  "'kafka_topic' string, e.g. {\"kafka_topic\": \"orders\", "
+                                  "\"kafka_partition\": 0}")
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            raise BadRequestError("A sink connector offset's partition must have a "
+                                  "non-negative integer 'kafka_partition'")
+        value = None if offset is None else offset.get("kafka_offset")
+        if offset is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                   or value < 0):
+            raise BadRequestError("A sink connector offset must be null or have a "
+                                  "non-negative integer 'kafka_offset'")
+        out[BackendTP(topic, number)] = value
+    return out
 
 
 def _trace(exc: BaseException) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from core.backends import LogBackend
 from core.backends import errors as be
@@ -29,9 +29,12 @@ class TopicCreation:
     """Creates a source task's topics on first use; used from one task's thread."""
 
     def __init__(self, backend: LogBackend, worker_enabled: bool,
-                 props: Mapping[str, str]) -> None:
+                 props: Mapping[str, str],
+                 on_topic: Callable[[str], None] | None = None) -> None:
         self._backend = backend
         self._known: set[str] = set()
+        #: Told each topic once, on first use (the herder's active-topic tracking).
+        self._on_topic = on_topic
         self.enabled = worker_enabled and all(
             f"topic.creation.default.{k}" in props for k in ("replication.factor", "partitions"))
         groups = [g.strip() for g in props.get("topic.creation.groups", "").split(",")
@@ -79,3 +82,5 @@ class TopicCreation:
             except be.TopicExistsError:
                 pass
         self._known.add(topic)
+        if self._on_topic is not None:
+            self._on_topic(topic)

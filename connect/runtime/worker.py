@@ -102,20 +102,28 @@ class Worker:
 
     # ------------------------------------------------------------------ tasks
     def start_task(self, task_id: ConnectorTaskId, connector_config: Mapping[str, str],
-                   task_config: Mapping[str, str], status: StatusListener) -> None:
-        """Start a task thread; errors building it are reported as FAILED."""
+                   task_config: Mapping[str, str], status: StatusListener, *,
+                   paused: bool = False,
+                   on_topic: Callable[[str], None] | None = None) -> None:
+        """Start a task thread (``paused``: held paused from the outset, so it never shows
+        RUNNING first); errors building it are reported as FAILED. ``on_topic`` is told
+        the topics the task produces to or consumes from."""
         try:
             task = self._build_task(task_id, self.transformer.transform(connector_config),
-                                    self.transformer.transform(task_config), status)
+                                    self.transformer.transform(task_config), status,
+                                    on_topic or (lambda topic: None))
         except Exception as exc:  # a bad converter or transform config fails the task
             status(task_id, "FAILED",
                    "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
             return
         self.tasks[task_id] = task
+        if paused:
+            task.pause()
         task.start()
 
     def _build_task(self, task_id: ConnectorTaskId, conn: dict[str, str],
-                    task_props: dict[str, str], status: StatusListener) -> WorkerTask:
+                    task_props: dict[str, str], status: StatusListener,
+                    on_topic: Callable[[str], None]) -> WorkerTask:
         cls = self.plugins.connector_class(conn["connector.class"])
         task_class = cls().task_class()
         errors = error_config(conn)
@@ -138,10 +146,10 @@ class Worker:
         # sinks); the runtime reads converters, errors.* and overrides from the same map.
         props = {**conn, **task_props}
         setup = TaskSetup(task_id, props, errors, status, self.config.offset_flush_interval_ms,
-                          self.backend, task_class, build_pipeline, reporters)
+                          self.backend, task_class, build_pipeline, reporters, on_topic)
         if issubclass(cls, SourceConnector):
             return WorkerSourceTask(setup, self.offsets, TopicCreation(
-                self.backend, self.config.topic_creation_enable, conn))
+                self.backend, self.config.topic_creation_enable, conn, on_topic))
         return WorkerSinkTask(setup)
 
     def _pipeline_factory(self, conn: Mapping[str, str]) -> Callable[[], tuple[Any, ...]]:

@@ -5,7 +5,10 @@ shutdown), so delivery is at least once.
 
 ``consumer.override.*`` keys honoured: ``auto.offset.reset`` (default ``earliest``, as
 Kafka Connect), ``max.poll.records``, ``session.timeout.ms``, ``heartbeat.interval.ms``.
-``topics.regex`` is matched against the topics existing when the task starts.
+``topics.regex`` is matched against the topics existing when the task starts. A topic
+named in ``topics`` that does not exist yet is looked for every second; once it exists the
+task commits and joins its group again with a new consumer (a group consumer learns its
+topics' partitions only when it joins).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 import time
 from collections.abc import Mapping
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from connect.api.coordinates import OffsetAndMetadata, TimestampType, TopicPartition
@@ -37,30 +41,57 @@ __all__ = ["WorkerSinkTask", "WorkerSinkTaskContext"]
 
 log = logging.getLogger(__name__)
 
+#: How often a sink task subscribed to a topic that does not exist yet looks for it.
+MISSING_TOPIC_CHECK_S = 1.0
+
 
 class _Reporter(ErrantRecordReporter):
-    def __init__(self, op: RetryWithToleranceOperator) -> None:
+    """KIP-610's reporter. The DLQ gets the record as it was consumed when it is one of
+    the batch being put (matched by its original coordinates, whatever transforms did),
+    as Kafka keeps the original consumer record; a record the task made itself is
+    converted back to bytes with the task's converters."""
+
+    def __init__(self, op: RetryWithToleranceOperator, owner: WorkerSinkTask,
+                 pipeline: tuple[Any, Any, Any, Any]) -> None:
         self._op = op
+        self._owner = owner
+        self._pipeline = pipeline
 
     def report(self, record: SinkRecord, error: BaseException) -> Future[None]:
+        # Reported first, as Kafka's executeFailed does, then refused if not tolerated.
+        self._op.report(ProcessingContext(Stage.TASK_PUT, "SinkTask", error,
+                                          source_record=None, consumed=self._consumed(record)))
         if not self._op.tolerates_all:
             raise ConnectError(f"errors.tolerance=none: record reported as errant: {error}")
-        self._op.report(ProcessingContext(Stage.TASK_PUT, "SinkTask", error,
-                                          source_record=None, consumed=_AsConsumed(record)))
         done: Future[None] = Future()
         done.set_result(None)
         return done
 
+    def _consumed(self, r: SinkRecord) -> Any:
+        for c in self._owner.in_flight:  # rare: a linear search beats a map per batch
+            if (c.offset == r.original_kafka_offset and c.partition ==
+                    r.original_kafka_partition and c.topic == r.original_topic):
+                return c
+        key_conv, value_conv, header_conv, _ = self._pipeline
+        topic = r.topic
+        headers = [(h.key, header_conv.from_connect_header(topic, h.key, h.schema, h.value))
+                   for h in r.headers]
+        return _Consumed(topic, r.kafka_partition, r.kafka_offset,
+                         key_conv.from_connect_data(topic, r.key_schema, r.key, headers),
+                         value_conv.from_connect_data(topic, r.value_schema, r.value, headers),
+                         headers)
 
-class _AsConsumed:
-    """A SinkRecord seen as the consumed record the DLQ writes (values re-rendered)."""
 
-    def __init__(self, r: SinkRecord) -> None:
-        self.topic, self.partition = r.original_topic, r.original_kafka_partition
-        self.offset = r.original_kafka_offset
-        self.key = None if r.key is None else str(r.key).encode()
-        self.value = None if r.value is None else str(r.value).encode()
-        self.headers: list[tuple[str, bytes | None]] = []
+@dataclass
+class _Consumed:
+    """A record the task reported that was not consumed as such, in consumed form."""
+
+    topic: str
+    partition: int | None
+    offset: int | None
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]]
 
 
 class WorkerSinkTaskContext(SinkTaskContext):
@@ -100,6 +131,8 @@ class WorkerSinkTaskContext(SinkTaskContext):
 
 class WorkerSinkTask(WorkerTask):
     assignment: set[TopicPartition] = set()
+    #: The consumed records of the batch being put (for the errant record reporter).
+    in_flight: list[Any] = []
 
     def on_stop_requested(self) -> None:
         """Nothing: a sink task is stopped on its own thread after the last put()."""
@@ -120,6 +153,10 @@ class WorkerSinkTask(WorkerTask):
                         heartbeat_interval_ms=int(o.get("heartbeat.interval.ms", "3000")),
                         client_id=f"connector-consumer-{self.id.connector}-{self.id.task}")
 
+    def _missing_topics(self) -> set[str]:
+        named = {t.strip() for t in self.setup.props.get("topics", "").split(",") if t.strip()}
+        return named - set(self.setup.backend.list_topics()) if named else set()
+
     def execute(self) -> None:
         s = self.setup
         task: SinkTask = s.task_class()
@@ -127,20 +164,33 @@ class WorkerSinkTask(WorkerTask):
         op = RetryWithToleranceOperator(s.errors, s.build_reporters(), self._stopping)
         ctx = WorkerSinkTaskContext(self, s.props)
         if s.errors.tolerance_all or s.errors.dlq_topic:
-            ctx.reporter = _Reporter(op)
+            ctx.reporter = _Reporter(op, self, pipeline)
         self.assignment = set()
         self._current: dict[TopicPartition, int] = {}
+        missing = self._missing_topics()
         consumer = self._consumer()
         task.initialize(ctx)
         try:
             task.start(s.props)
             self.report_running()
             next_commit = time.monotonic() + s.flush_interval_ms / 1000
+            next_topic_check = time.monotonic() + MISSING_TOPIC_CHECK_S
             while not self.stopping:
                 if self.paused:
                     self.wait_if_paused()
                     continue
                 records = consumer.poll(200)
+                if missing and time.monotonic() >= next_topic_check:
+                    next_topic_check = time.monotonic() + MISSING_TOPIC_CHECK_S
+                    if self._missing_topics() != missing:
+                        # Not yet put: the new consumer fetches them again from the commit.
+                        records = []
+                        self._commit(task, consumer)
+                        consumer.close()
+                        missing = self._missing_topics()
+                        consumer = self._consumer()
+                        log.info("task %s rejoins its group: subscribed topics appeared",
+                                 self.id)
                 self._on_assignment(task, consumer, ctx)
                 for tp, offset in ctx.seeks.items():
                     consumer.seek(BackendTP(*tp), offset)
@@ -150,6 +200,7 @@ class WorkerSinkTask(WorkerTask):
                 records = self._drop_paused(consumer, ctx, records)
                 batch = [r for r in (self._convert(c, op, pipeline) for c in records)
                          if r is not None]
+                self.in_flight = records
                 if not self._deliver(task, ctx, batch):
                     break  # stopping mid-retry: the batch's offsets must not be committed
                 for c in records:
@@ -180,6 +231,8 @@ class WorkerSinkTask(WorkerTask):
                 self._current.pop(tp, None)
         self.assignment = now
         if added:
+            for topic in {tp.topic for tp in added}:
+                self.setup.on_topic(topic)
             task.open(sorted(added))
 
     def _drop_paused(self, consumer: Consumer, ctx: WorkerSinkTaskContext,

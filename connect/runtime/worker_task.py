@@ -46,6 +46,8 @@ class TaskSetup:
     build_pipeline: Callable[[], tuple[Any, Any, Any, Any]]
     #: Builds the error operator's reporters (log, dead letter queue) for one attempt.
     build_reporters: Callable[[], list[Any]]
+    #: Told the topics the task uses (KIP-558 active topics); may be called repeatedly.
+    on_topic: Callable[[str], None] = lambda topic: None
 
 
 class WorkerTask(ABC):
@@ -61,6 +63,9 @@ class WorkerTask(ABC):
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"task-{self.id.connector}-{self.id.task}")
         self.abandoned = False
+        #: The last attempt failed and no new one is RUNNING yet: pause and resume leave
+        #: the FAILED status alone (Kafka: a failed task stays FAILED until restarted).
+        self.failed = False
 
     # ------------------------------------------------------------------ control
     def start(self) -> None:
@@ -68,11 +73,13 @@ class WorkerTask(ABC):
 
     def pause(self) -> None:
         self._resumed.clear()
-        self.setup.status(self.id, "PAUSED", None)
+        if not self.failed:
+            self.setup.status(self.id, "PAUSED", None)
 
     def resume(self) -> None:
         self._resumed.set()
-        self.setup.status(self.id, "RUNNING", None)
+        if not self.failed:
+            self.setup.status(self.id, "RUNNING", None)
 
     @property
     def paused(self) -> bool:
@@ -120,6 +127,7 @@ class WorkerTask(ABC):
             except Exception as exc:  # top of the task thread: any failure fails the task
                 trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
                 log.error("task %s failed: %s", self.id, exc, exc_info=exc)
+                self.failed = True
                 self.setup.status(self.id, "FAILED", trace)
             if not cfg.restart_enable or self._stopping.is_set():
                 return
@@ -131,6 +139,7 @@ class WorkerTask(ABC):
             backoff = min(backoff * 2, cfg.restart_backoff_max_ms / 1000)
 
     def report_running(self) -> None:
+        self.failed = False
         self.setup.status(self.id, "PAUSED" if self.paused else "RUNNING", None)
 
     @abstractmethod

@@ -47,6 +47,12 @@ class FileStreamSinkTask(SinkTask):
             # Append, as Kafka does: a restarted task redelivers from the committed offset
             # and must not wipe what earlier runs wrote.
             self._out = open(self._filename, "a", encoding="utf-8", newline="\n")  # noqa: SIM115
+            if _ends_mid_line(self._filename):
+                # A process killed inside a write, or a file written by something else: end
+                # that line, or the first record appended would be glued onto it.
+                log.warning("%s ends without a newline; ending its last line before "
+                            "appending records", self._filename)
+                self._out.write("\n")
         except OSError as exc:
             raise ConnectError(
                 f"Couldn't find or create file '{self._filename}' for FileStreamSinkTask: {exc}"
@@ -83,3 +89,12 @@ class FileStreamSinkTask(SinkTask):
 
     def _describe(self) -> str:
         return self._filename or "stdout"
+
+
+def _ends_mid_line(path: str) -> bool:
+    """Whether a non-empty file's last byte is not a newline."""
+    with open(path, "rb") as fh:
+        if fh.seek(0, os.SEEK_END) == 0:
+            return False
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
