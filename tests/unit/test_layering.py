@@ -27,6 +27,9 @@ ALLOWED = {
     "connect.cli": {"connect.api", "connect.rest", "connect.runtime", "core.backends",
                     "core.broker", "core.cli"},
     "connect.rest": {"connect.api", "connect.runtime"},
+    "schema_registry": {"core.backends"},
+    # `ferry registry`: CLI wiring (core.broker only for its config-file reader).
+    "schema_registry.cli": {"schema_registry", "core.backends", "core.broker", "core.cli"},
 }
 REPO_PACKAGES = ("core", "connect", "connectors", "schema_registry")
 
@@ -63,6 +66,8 @@ def test_package_imports_only_what_the_design_allows(package):
         pytest.skip(f"{package} does not exist yet")
     offenders = []
     for path in paths:
+        if _owner(".".join(path.relative_to(ROOT).with_suffix("").parts)) != package:
+            continue  # a more specific entry (schema_registry.cli) checks this file
         for module in _imports(path):
             owner = _owner(module)
             if owner is None or owner == package:

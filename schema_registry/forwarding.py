@@ -1,0 +1,56 @@
+"""Forward one HTTP request to the leader and bring its answer back, byte for byte.
+
+The leader's status, body and content type are relayed unchanged, so a follower returns
+exactly the leader's error (Karapace issue #1154 is the opposite). Only failures to get
+an answer at all become ``ForwardingError`` (50003).
+"""
+
+from __future__ import annotations
+
+import http.client
+import logging
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from schema_registry.cluster import ForwardedResponse
+from schema_registry.errors import ForwardingError
+
+__all__ = ["forward_request"]
+
+log = logging.getLogger(__name__)
+
+#: Request headers passed on to the leader (hop-by-hop ones and Host are not).
+_PASSED_HEADERS = ("Content-Type", "Accept", "Authorization",
+                   "Confluent-Accept-Unknown-Properties")
+
+
+def forward_request(leader_url: str, method: str, path_and_query: str, body: bytes,
+                    headers: Mapping[str, str], *, timeout_s: float,
+                    forwarded_by: tuple[str, str]) -> ForwardedResponse:
+    """Send ``method path_and_query`` with ``body`` to ``leader_url``; the relayed answer.
+
+    ``forwarded_by`` is the (header name, this instance's URL) marking the request as
+    forwarded. Raises ``ForwardingError`` if the leader cannot be reached or does not
+    answer within ``timeout_s``.
+    """
+    parts = urlsplit(leader_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ForwardingError(f"Cannot forward to the leader: bad leader URL {leader_url!r}")
+    connection_class = (http.client.HTTPSConnection if parts.scheme == "https"
+                        else http.client.HTTPConnection)
+    connection = connection_class(parts.hostname, parts.port, timeout=timeout_s)
+    sent = {name: headers[name] for name in _PASSED_HEADERS if name in headers}
+    sent[forwarded_by[0]] = forwarded_by[1]
+    try:
+        connection.request(method, path_and_query, body=body or None, headers=sent)
+        response = connection.getresponse()
+        data = response.read()
+        content_type = response.getheader("Content-Type", "application/json")
+        status = response.status
+    except (OSError, http.client.HTTPException) as exc:  # TimeoutError is an OSError
+        raise ForwardingError(f"Error while forwarding the request to the leader "
+                              f"{leader_url}: {type(exc).__name__}: {exc}") from exc
+    finally:
+        connection.close()
+    log.debug("forwarded %s %s to %s: %d", method, path_and_query, leader_url, status)
+    return ForwardedResponse(status, data, content_type)
