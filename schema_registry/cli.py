@@ -26,7 +26,7 @@ from core.cli.shutdown import ShutdownSignals
 from schema_registry.config import RegistryConfig
 from schema_registry.errors import RegistryConfigError
 
-__all__ = ["register", "resolve_registry_log_url"]
+__all__ = ["UP_SERVICE", "RegistryUpService", "register", "resolve_registry_log_url"]
 
 log = logging.getLogger(__name__)
 
@@ -83,3 +83,45 @@ def _load(path: str) -> dict[str, object]:
         return load_config_file(path)
     except BrokerConfigError as exc:
         raise CliError(str(exc)) from exc
+
+
+class RegistryUpService:
+    """``ferry up``'s Schema Registry (entry point ``ferry.up_services``: ``registry``): one
+    instance on the stack's log, serving on ``--registry-listen`` (default 127.0.0.1:8081).
+    """
+
+    name = "registry"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--registry-listen", metavar="HOST:PORT", default=UP_LISTEN_DEFAULT,
+                            help=f"where the Schema Registry listens (default: "
+                                 f"{UP_LISTEN_DEFAULT})")
+        parser.add_argument("--registry-config", metavar="FILE",
+                            help="Schema Registry settings with Confluent's names")
+        parser.add_argument("--no-registry", action="store_true",
+                            help="do not run a Schema Registry")
+
+    def start(self, args: argparse.Namespace, log_url: str, data_dir: str) -> object | None:
+        from schema_registry.service import RegistryService
+
+        if args.no_registry:
+            return None
+        try:
+            props = _load(args.registry_config) if args.registry_config else {}
+            service = RegistryService(log_url, listen=args.registry_listen,
+                                      config=RegistryConfig.from_props(props))
+            service.start(wait_ready=30)
+        except RegistryConfigError as exc:
+            raise CliError(str(exc)) from exc
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise CliError(f"cannot serve the Schema Registry on {args.registry_listen}: "
+                           f"{reason}") from exc
+        log.info("Schema Registry on %s", service.url)
+        return service
+
+
+#: Where ``ferry up`` serves the Schema Registry.
+UP_LISTEN_DEFAULT = "127.0.0.1:8081"
+#: What ``ferry up`` loads through the ``ferry.up_services`` entry point ``registry``.
+UP_SERVICE = RegistryUpService()

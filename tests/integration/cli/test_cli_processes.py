@@ -49,7 +49,8 @@ def test_up_serves_kafka_clients_holds_the_dir_and_stops_on_sigterm(ferry: Ferry
     data_dir = ferry.tmp_path / "data"
     port = free_port()
     proc = ferry.start("up", "--data-dir", str(data_dir), "--listen", f"127.0.0.1:{port}",
-                       "--connect-rest", f"127.0.0.1:{free_port()}", log=False)
+                       "--connect-rest", f"127.0.0.1:{free_port()}", "--no-registry",
+                       log=False)
     assert proc.stderr is not None
     log = LineReader(proc.stderr)
     ready = log.wait_for(b"commit log ready").decode()
@@ -94,13 +95,18 @@ def _wait_until(predicate, what: str, timeout_s: float = 30.0):
         time.sleep(0.1)
 
 
-def _start_up(ferry: Ferry, data_dir: Path, kafka_port: int, rest_port: int):
+def _start_up(ferry: Ferry, data_dir: Path, kafka_port: int, rest_port: int,
+              registry_port: int | None = None):
+    registry = (["--registry-listen", f"127.0.0.1:{registry_port}"] if registry_port
+                else ["--no-registry"])
     proc = ferry.start("up", "--data-dir", str(data_dir), "--listen",
                        f"127.0.0.1:{kafka_port}", "--connect-rest", f"127.0.0.1:{rest_port}",
-                       log=False)
+                       *registry, log=False)
     assert proc.stderr is not None
     log = LineReader(proc.stderr)
     log.wait_for(f"Connect REST API on http://127.0.0.1:{rest_port}".encode())
+    if registry_port:
+        log.wait_for(f"Schema Registry on http://127.0.0.1:{registry_port}".encode())
     log.wait_for(b"Kafka clients can connect")
     return proc, log
 
@@ -163,10 +169,37 @@ def test_up_reports_a_taken_connect_port_in_one_line(ferry: Ferry) -> None:
         port = taken.getsockname()[1]
         result = ferry.run("up", "--data-dir", str(ferry.tmp_path / "data"), "--listen",
                            f"127.0.0.1:{free_port()}", "--connect-rest", f"127.0.0.1:{port}",
-                           log=False)
+                           "--no-registry", log=False)
     # Server logging came first; the failure itself is one error line, and no traceback.
     stderr = result.stderr.decode()
     assert result.returncode == 1 and "Traceback" not in stderr, stderr
     errors = [line for line in stderr.splitlines() if line.startswith("ferry: error:")]
     assert len(errors) == 1 and f"127.0.0.1:{port}: Address already in use" in errors[0]
     assert stderr.rstrip().endswith(errors[0])
+
+
+def test_up_runs_the_schema_registry_on_the_same_log(ferry: Ferry) -> None:
+    data_dir = ferry.tmp_path / "data"
+    kafka_port, rest_port, registry_port = free_port(), free_port(), free_port()
+    registry = f"http://127.0.0.1:{registry_port}"
+    schema = {"schema": json.dumps({"type": "record", "name": "Order",
+                                    "fields": [{"name": "id", "type": "long"}]})}
+    proc, log = _start_up(ferry, data_dir, kafka_port, rest_port, registry_port)
+    try:
+        made = requests.post(f"{registry}/subjects/orders-value/versions", json=schema,
+                             timeout=10)
+        assert made.status_code == 200, made.text
+        schema_id = made.json()["id"]
+        # The registry's topic is on the stack's log, visible to Kafka clients.
+        assert len(_topic_values(kafka_port, "_schemas", 1)) >= 1
+    finally:
+        assert stop(proc, signal.SIGTERM) == 0
+    assert b"Traceback" not in log.rest()
+
+    proc, log = _start_up(ferry, data_dir, kafka_port, rest_port, registry_port)
+    try:
+        found = requests.post(f"{registry}/subjects/orders-value", json=schema, timeout=10)
+        assert found.status_code == 200 and found.json()["id"] == schema_id, found.text
+    finally:
+        assert stop(proc, signal.SIGTERM) == 0
+    assert b"Traceback" not in log.rest()
