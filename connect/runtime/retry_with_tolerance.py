@@ -96,13 +96,27 @@ class RetryWithToleranceOperator:
         try:
             return self._with_retry(fn)
         except Exception as exc:  # every error of a plugin step is handled the same way
-            name = _executing_class(executing, exc)
-            self.report(ProcessingContext(stage, name, exc, consumed, source_record))
-            if not self._config.tolerance_all:
-                raise ToleranceExceededError(
-                    f"Tolerance exceeded in error handler at stage {stage} ({name}): "
-                    f"{type(exc).__name__}: {exc}") from exc
-            return SKIPPED  # type: ignore[no-any-return]
+            return self._give_up(stage, executing, exc, consumed, source_record)
+
+    def failed(self, stage: Stage, executing: object, error: Exception, fn: Callable[[], T],
+               *, consumed: Any = None, source_record: Any = None) -> T:
+        """What ``execute`` would have returned had ``fn``'s first attempt raised ``error``:
+        for callers that make that first attempt inline, without a closure, and come
+        here only when it fails. Retries and reports count that attempt as made."""
+        try:
+            return self._with_retry(fn, error)
+        except Exception as exc:  # every error of a plugin step is handled the same way
+            return self._give_up(stage, executing, exc, consumed, source_record)
+
+    def _give_up(self, stage: Stage, executing: object, exc: Exception, consumed: Any,
+                 source_record: Any) -> Any:
+        name = _executing_class(executing, exc)
+        self.report(ProcessingContext(stage, name, exc, consumed, source_record))
+        if not self._config.tolerance_all:
+            raise ToleranceExceededError(
+                f"Tolerance exceeded in error handler at stage {stage} ({name}): "
+                f"{type(exc).__name__}: {exc}") from exc
+        return SKIPPED
 
     def report(self, context: ProcessingContext) -> None:
         """Send a failure to every reporter (each only logs its own failures)."""
@@ -113,12 +127,17 @@ class RetryWithToleranceOperator:
             except Exception:  # a broken DLQ must not hide the original error
                 log.error("error reporter %r failed", reporter, exc_info=True)
 
-    def _with_retry(self, fn: Callable[[], T]) -> T:
+    def _with_retry(self, fn: Callable[[], T], first_error: Exception | None = None) -> T:
+        """``fn()``, retried on ``RetriableError``; ``first_error`` is what an attempt the
+        caller already made raised."""
         timeout = self._config.retry_timeout_ms
         deadline = None if timeout < 0 else time.monotonic() + timeout / 1000
         delay = 0.3
         while True:
             try:
+                if first_error is not None:
+                    error, first_error = first_error, None
+                    raise error
                 return fn()
             except RetriableError:
                 now = time.monotonic()

@@ -129,6 +129,10 @@ class WorkerSinkTaskContext(SinkTaskContext):
         return self.reporter
 
 
+#: Kafka's timestamp type codes (-1 and anything unknown: no timestamp type).
+_TIMESTAMP_TYPES = {0: TimestampType.CREATE_TIME, 1: TimestampType.LOG_APPEND_TIME}
+
+
 class WorkerSinkTask(WorkerTask):
     assignment: set[TopicPartition] = set()
     #: The consumed records of the batch being put (for the errant record reporter).
@@ -198,13 +202,13 @@ class WorkerSinkTask(WorkerTask):
                     self._current[tp] = offset
                 ctx.seeks.clear()
                 records = self._drop_paused(consumer, ctx, records)
-                batch = [r for r in (self._convert(c, op, pipeline) for c in records)
-                         if r is not None]
+                batch = self._convert_all(records, op, pipeline)
                 self.in_flight = records
                 if not self._deliver(task, ctx, batch):
                     break  # stopping mid-retry: the batch's offsets must not be committed
-                for c in records:
-                    self._current[TopicPartition(c.topic, c.partition)] = c.offset + 1
+                ends = {(c.topic, c.partition): c.offset for c in records}
+                for (topic, partition), offset in ends.items():
+                    self._current[TopicPartition(topic, partition)] = offset + 1
                 if ctx.commit_requested or time.monotonic() >= next_commit:
                     ctx.commit_requested = False
                     self._commit(task, consumer)
@@ -254,34 +258,64 @@ class WorkerSinkTask(WorkerTask):
             self._stopping.wait(0.05)  # do not spin on a fully paused assignment
         return kept
 
-    def _convert(self, c: Any, op: RetryWithToleranceOperator,
+    def _convert_all(self, records: list[Any], op: RetryWithToleranceOperator,
+                     pipeline: tuple[Any, Any, Any, Any]) -> list[SinkRecord]:
+        """Each consumed record converted and transformed; dropped ones left out."""
+        out: list[SinkRecord] = []
+        for c in records:
+            record = self._convert(c, op, pipeline)
+            if record is not None:
+                out.append(record)
+        return out
+
+    @staticmethod
+    def _convert(c: Any, op: RetryWithToleranceOperator,
                  pipeline: tuple[Any, Any, Any, Any]) -> SinkRecord | None:
+        """Convert and transform one consumed record; None when dropped or skipped.
+
+        Each step is tried inline first (no closure on the path taken per record) and
+        handed to ``op.failed`` only when it raises, which retries, reports and tolerates
+        exactly as ``op.execute`` would.
+        """
         key_conv, value_conv, header_conv, chain = pipeline
-        raw = list(c.headers)
-        key = op.execute(Stage.KEY_CONVERTER, key_conv,
-                         lambda: key_conv.to_connect_data(c.topic, c.key, raw), consumed=c)
-        if key is SKIPPED:
-            return None
-        value = op.execute(Stage.VALUE_CONVERTER, value_conv,
-                           lambda: value_conv.to_connect_data(c.topic, c.value, raw),
-                           consumed=c)
-        if value is SKIPPED:
-            return None
+        topic, raw = c.topic, c.headers
+        try:
+            key = key_conv.to_connect_data(topic, c.key, raw)
+        except Exception as exc:
+            key = op.failed(Stage.KEY_CONVERTER, key_conv, exc,
+                            lambda: key_conv.to_connect_data(topic, c.key, raw), consumed=c)
+            if key is SKIPPED:
+                return None
+        try:
+            value = value_conv.to_connect_data(topic, c.value, raw)
+        except Exception as exc:
+            value = op.failed(Stage.VALUE_CONVERTER, value_conv, exc,
+                              lambda: value_conv.to_connect_data(topic, c.value, raw),
+                              consumed=c)
+            if value is SKIPPED:
+                return None
         headers = Headers()
         for hk, hv in raw:
-            sv = op.execute(Stage.HEADER_CONVERTER, header_conv,
-                            lambda hk=hk, hv=hv: header_conv.to_connect_header(c.topic, hk, hv),
-                            consumed=c)
-            if sv is SKIPPED:
-                return None
+            try:
+                sv = header_conv.to_connect_header(topic, hk, hv)
+            except Exception as exc:
+                sv = op.failed(Stage.HEADER_CONVERTER, header_conv, exc,
+                               lambda hk=hk, hv=hv: header_conv.to_connect_header(
+                                   topic, hk, hv), consumed=c)
+                if sv is SKIPPED:
+                    return None
             headers.add(hk, sv.value, sv.schema)
-        record = SinkRecord(topic=c.topic, kafka_partition=c.partition, kafka_offset=c.offset,
+        record = SinkRecord(topic=topic, kafka_partition=c.partition, kafka_offset=c.offset,
                             key_schema=key.schema, key=key.value, value_schema=value.schema,
                             value=value.value, timestamp=c.timestamp,
-                            timestamp_type=TimestampType(c.timestamp_type)
-                            if c.timestamp_type in (0, 1) else TimestampType.NO_TIMESTAMP_TYPE,
+                            timestamp_type=_TIMESTAMP_TYPES.get(
+                                c.timestamp_type, TimestampType.NO_TIMESTAMP_TYPE),
                             headers=headers)
-        out = op.execute(Stage.TRANSFORMATION, chain, lambda: chain.apply(record), consumed=c)
+        try:
+            out = chain.apply(record)
+        except Exception as exc:
+            out = op.failed(Stage.TRANSFORMATION, chain, exc, lambda: chain.apply(record),
+                            consumed=c)
         return None if out is SKIPPED else out
 
     def _deliver(self, task: SinkTask, ctx: WorkerSinkTaskContext,

@@ -52,6 +52,8 @@ class WorkerSourceTask(WorkerTask):
         self._task_lock = threading.Lock()  # guards _task between the thread and stop()
         # Offsets of produced records not yet flushed, by canonical partition.
         self._pending: dict[str, tuple[Mapping[str, Any], Mapping[str, Any] | None]] = {}
+        self._last_partition: Mapping[str, Any] | None = None
+        self._last_key = ""
 
     def on_stop_requested(self) -> None:
         with self._task_lock:
@@ -115,19 +117,28 @@ class WorkerSourceTask(WorkerTask):
               op: RetryWithToleranceOperator, pipeline: tuple[Any, Any, Any, Any]) -> None:
         key_conv, value_conv, header_conv, chain = pipeline
         by_topic: dict[str, list[tuple[SourceRecord, ProducerRecord]]] = {}
+        # Tasks that keep SourceTask's no-op commit_record are not called per record.
+        acknowledges = type(task).commit_record is not SourceTask.commit_record
         for record in records:
             produced = self._convert(record, op, key_conv, value_conv, header_conv, chain)
             if produced is None:
                 self._record_offset(record)
                 task.commit_record(record, None)
                 continue
-            by_topic.setdefault(produced[0], []).append((record, produced[1]))
+            batch = by_topic.get(produced[0])
+            if batch is None:
+                batch = by_topic[produced[0]] = []
+            batch.append((record, produced[1]))
         for topic, batch in by_topic.items():
             self._topic_creation.ensure(topic)
             metas = op.execute(Stage.KAFKA_PRODUCE, "LogBackend.produce",
                                lambda t=topic, b=batch: self.setup.backend.produce(
                                    t, [p for _, p in b]))
             if metas is SKIPPED:
+                continue
+            if not acknowledges:
+                for record, _ in batch:
+                    self._record_offset(record)
                 continue
             for (record, _), meta in zip(batch, metas, strict=True):
                 self._record_offset(record)
@@ -138,35 +149,60 @@ class WorkerSourceTask(WorkerTask):
     def _convert(record: SourceRecord, op: RetryWithToleranceOperator, key_conv: Any,
                  value_conv: Any, header_conv: Any, chain: Any
                  ) -> tuple[str, ProducerRecord] | None:
-        out = op.execute(Stage.TRANSFORMATION, chain, lambda: chain.apply(record),
-                         source_record=record)
+        """Transform and convert one record; None when it is dropped or skipped.
+
+        Each step is tried inline first (no closure on the path taken per record) and
+        handed to ``op.failed`` only when it raises, which retries, reports and tolerates
+        exactly as ``op.execute`` would.
+        """
+        try:
+            out = chain.apply(record)
+        except Exception as exc:
+            out = op.failed(Stage.TRANSFORMATION, chain, exc, lambda: chain.apply(record),
+                            source_record=record)
         if out is SKIPPED or out is None:
             return None
+        topic = out.topic
         raw: list[tuple[str, bytes | None]] = []
         for h in out.headers:
-            value = op.execute(Stage.HEADER_CONVERTER, header_conv,
-                               lambda h=h: header_conv.from_connect_header(
-                                   out.topic, h.key, h.schema, h.value), source_record=record)
+            try:
+                value = header_conv.from_connect_header(topic, h.key, h.schema, h.value)
+            except Exception as exc:
+                value = op.failed(Stage.HEADER_CONVERTER, header_conv, exc,
+                                  lambda h=h: header_conv.from_connect_header(
+                                      topic, h.key, h.schema, h.value),
+                                  source_record=record)
+                if value is SKIPPED:
+                    return None
+            raw.append((h.key, value))
+        try:
+            key = key_conv.from_connect_data(topic, out.key_schema, out.key, raw)
+        except Exception as exc:
+            key = op.failed(Stage.KEY_CONVERTER, key_conv, exc,
+                            lambda: key_conv.from_connect_data(
+                                topic, out.key_schema, out.key, raw),
+                            source_record=record)
+            if key is SKIPPED:
+                return None
+        try:
+            value = value_conv.from_connect_data(topic, out.value_schema, out.value, raw)
+        except Exception as exc:
+            value = op.failed(Stage.VALUE_CONVERTER, value_conv, exc,
+                              lambda: value_conv.from_connect_data(
+                                  topic, out.value_schema, out.value, raw),
+                              source_record=record)
             if value is SKIPPED:
                 return None
-            raw.append((h.key, value))
-        key = op.execute(Stage.KEY_CONVERTER, key_conv, lambda: key_conv.from_connect_data(
-            out.topic, out.key_schema, out.key, raw), source_record=record)
-        if key is SKIPPED:
-            return None
-        value = op.execute(Stage.VALUE_CONVERTER, value_conv,
-                           lambda: value_conv.from_connect_data(
-                               out.topic, out.value_schema, out.value, raw),
-                           source_record=record)
-        if value is SKIPPED:
-            return None
-        return out.topic, ProducerRecord(key, value, raw, out.timestamp, out.kafka_partition)
+        return topic, ProducerRecord(key, value, raw, out.timestamp, out.kafka_partition)
 
     def _record_offset(self, record: SourceRecord) -> None:
-        if record.source_partition is None or record.source_offset is None:
+        partition = record.source_partition
+        if partition is None or record.source_offset is None:
             return
-        self._pending[_canonical(record.source_partition)] = (
-            record.source_partition, record.source_offset)
+        # Runs of records usually share one source partition: reuse its lookup key.
+        if partition is not self._last_partition and partition != self._last_partition:
+            self._last_partition, self._last_key = partition, _canonical(partition)
+        self._pending[self._last_key] = (partition, record.source_offset)
 
     def _flush(self, task: SourceTask) -> None:
         """Store pending offsets, then let the task acknowledge them in the source."""
