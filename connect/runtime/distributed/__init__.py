@@ -1,0 +1,1 @@
+"""Connect distributed mode: a cluster of workers sharing state through internal topics."""
