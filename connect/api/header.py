@@ -62,8 +62,9 @@ class Headers:
 
     def __init__(self, headers: Iterable[Header] = ()) -> None:
         self._headers: list[Header] = []
-        for header in headers:
-            self.add_header(header)
+        if headers != ():  # most records have none: skip the loop's setup
+            for header in headers:
+                self.add_header(header)
 
     # -- adding -------------------------------------------------------------------------
 

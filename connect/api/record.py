@@ -72,9 +72,9 @@ class ConnectRecord:
         """
         # A shallow copy of the instance dict, not dataclasses.replace: transformations
         # call this once per record, and replace() re-runs __init__ and __post_init__.
+        fields = self.__dict__.copy()
         copy = object.__new__(type(self))
-        fields = copy.__dict__
-        fields.update(self.__dict__)
+        object.__setattr__(copy, "__dict__", fields)
         if topic is not _KEEP:
             if not isinstance(topic, str):
                 raise DataError(f"A record's topic is a str, not {type(topic).__name__}")

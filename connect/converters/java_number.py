@@ -51,6 +51,10 @@ def to_float32(x: float) -> float:
 
 def format_double(x: float) -> str:
     """``Double.toString(x)``."""
+    if 1e-3 <= x < 1e7 or -1e7 < x <= -1e-3:
+        # Plain notation in both languages, and repr's shortest digits are Java's: a
+        # one-digit repr is within an ulp of d.0, so no two-digit decimal is closer.
+        return repr(x)
     special = _special(x)
     if special is not None:
         return special

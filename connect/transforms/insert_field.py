@@ -152,7 +152,7 @@ class InsertField(SidedTransformation):
         schema, copies = self._plans.get_or_build(value.schema, self._plan)
         updated = copy_fields(schema, value, copies, self._with_default)
         timestamp = None
-        if record.timestamp is not None:
+        if self._timestamp is not None and record.timestamp is not None:
             timestamp = Timestamp.to_logical(Timestamp.SCHEMA, record.timestamp)
         for name, inserted in self._metadata(record, timestamp):
             updated.put(name, inserted)
