@@ -140,9 +140,11 @@ class StandaloneWorker:
         serve. On failure everything started so far is stopped again."""
         from connect.rest import RestServer, bind_listener, create_app
         from connect.runtime.plugins import Plugins
+        from connect.runtime.process_tuning import tune_gc_for_record_streams
         from connect.runtime.standalone_herder import StandaloneHerder
         from connect.runtime.worker import Worker
 
+        tune_gc_for_record_streams()
         rest = self._rest_config
         try:
             self._sock = bind_listener(rest.host, rest.port)
