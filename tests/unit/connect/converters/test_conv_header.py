@@ -150,7 +150,8 @@ def test_float_arrays_widen_from_the_text_not_the_rounded_float32():
 _header_values = st.one_of(
     st.booleans().map(lambda v: (Schema.BOOLEAN_SCHEMA, v)),
     st.integers(-(2**63), 2**63 - 1).map(lambda v: (None, v)),
-    st.text(st.characters(blacklist_characters='[]{}:,"\\'), min_size=1)
+    st.text(st.characters(blacklist_characters='[]{}:,"\\', blacklist_categories=("Cs",)),
+            min_size=1)
     .filter(lambda s: parse_string(s).schema == Schema.STRING_SCHEMA)
     .map(lambda v: (Schema.STRING_SCHEMA, v)),
     st.floats(width=32, allow_nan=False, allow_infinity=False)
@@ -159,7 +160,10 @@ _header_values = st.one_of(
     st.lists(st.integers(-100, 100), min_size=1).map(
         lambda v: (SchemaBuilder.array(Schema.INT8_SCHEMA).build(), v)
     ),
-    st.dictionaries(st.text(min_size=1), st.booleans(), min_size=1).map(
+    # Lone surrogates excluded: Java writes them to UTF-8 as "?", and so does the
+    # converter (a test of its own), so they cannot survive the round trip.
+    st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1),
+                    st.booleans(), min_size=1).map(
         lambda v: (SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.BOOLEAN_SCHEMA).build(), v)
     ),
 )
@@ -175,3 +179,9 @@ def test_header_values_survive_text_and_back(schema_and_value):
     if isinstance(value, int) and not isinstance(value, bool):
         bits = next(b for b in (8, 16, 32, 64) if -(2 ** (b - 1)) <= value < 2 ** (b - 1))
         assert parsed.schema == getattr(Schema, f"INT{bits}_SCHEMA")
+
+
+def test_lone_surrogates_are_written_as_question_marks_as_java_does():
+    converter = header_converter()
+    assert converter.from_connect_header(TOPIC, KEY, Schema.STRING_SCHEMA, "a\ud800b") == b"a?b"
+    assert converter.from_connect_header(TOPIC, KEY, None, {"k\udfff": True}) == b'{"k?":true}'
