@@ -26,6 +26,7 @@ from schema_registry.errors import NotReadyError, RegistryError
 from schema_registry.forwarding import forward_request
 from schema_registry.registry import SchemaRegistry
 from schema_registry.rest.http import V1_JSON, RawPathMiddleware, json_response, response_type
+from schema_registry.rest.response_cache import ResponseCache
 from schema_registry.store import SchemaStore
 
 __all__ = ["CONTEXT_KEY", "RestContext", "create_app", "write"]
@@ -56,7 +57,9 @@ def create_app(context: RestContext) -> Flask:
     app = Flask("schema_registry.rest")
     app.url_map.strict_slashes = False
     app.extensions[CONTEXT_KEY] = context
-    app.wsgi_app = RawPathMiddleware(app.wsgi_app)  # type: ignore[method-assign]
+    app.wsgi_app = ResponseCache(  # type: ignore[method-assign]
+        RawPathMiddleware(app.wsgi_app), lambda: context.store.position,
+        lambda: context.store.ready)
     app.before_request(_check_ready)
     app.register_error_handler(RegistryError, _registry_error)
     app.register_error_handler(BackendError, _backend_error)
