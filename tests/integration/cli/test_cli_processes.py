@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
 from broker_process import free_port
 from cli_helpers import Ferry, LineReader, assert_one_error_line, stop
-import requests
 from kafka import KafkaConsumer, TopicPartition
 
 pytestmark = pytest.mark.integration
