@@ -6,8 +6,8 @@ strategies, Confluent's Connect mappings to Avro and JSON Schema, and the conver
 * ``wire``: magic byte 0 + 4-byte schema id + payload
 * ``strategies``: TopicName, RecordName and TopicRecordName subject strategies
 * ``avro_data`` (with ``avro_from_connect``, ``avro_render``, ``avro_writer``,
-  ``avro_to_connect``, ``avro_reader``, ``avro_names``): Connect <-> Avro as Confluent's
-  ``AvroData``
+  ``avro_to_connect``, ``avro_reader``, ``avro_compile``, ``avro_names``): Connect <->
+  Avro as Confluent's ``AvroData``
 * ``json_schema_data`` (with ``json_from_connect``, ``json_to_connect``): Connect <-> JSON
   Schema as Confluent's ``JsonSchemaData``
 * ``avro_converter``, ``json_schema_converter`` (with ``converter_base``,

@@ -24,7 +24,7 @@ import copy
 import io
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,8 +135,10 @@ class AvroData:
     def __init__(self, config: n.AvroDataConfig | None = None) -> None:
         self.config = config or n.AvroDataConfig()
         self._lock = threading.Lock()  # guards both caches
-        self._writers = LruCache(self.config.schemas_cache_size)
-        self._readers = LruCache(self.config.schemas_cache_size)
+        self._writers: LruCache[Hashable, AvroWriteSchema] = \
+            LruCache(self.config.schemas_cache_size)
+        # readers, and fastavro's form of registry schemas (keys starting "fastavro")
+        self._readers: LruCache[Hashable, Any] = LruCache(self.config.schemas_cache_size)
 
     # -- Connect to Avro -----------------------------------------------------------------
 
@@ -147,14 +149,7 @@ class AvroData:
     def writer(self, schema: Schema | None) -> AvroWriteSchema:
         """Everything needed to write values of ``schema`` (cached)."""
         key = ("anything",) if schema is None else schema
-        with self._lock:
-            cached = self._writers.get(key)
-        if cached is not None:
-            return cached  # type: ignore[no-any-return]
-        written = self._build_writer(schema)
-        with self._lock:
-            self._writers.put(key, written)
-        return written
+        return self._writers.get_or_build(key, lambda: self._build_writer(schema), self._lock)
 
     def _build_writer(self, schema: Schema | None) -> AvroWriteSchema:
         if schema is None:
@@ -181,14 +176,8 @@ class AvroData:
         ``version`` is the Connect schema's version when the schema carries no
         ``connect.version`` (the converter passes the registry version). Cached."""
         key = (text, tuple(references), version)
-        with self._lock:
-            cached = self._readers.get(key)
-        if cached is not None:
-            return cached  # type: ignore[no-any-return]
-        read = self._build_reader(text, references, version)
-        with self._lock:
-            self._readers.put(key, read)
-        return read
+        return self._readers.get_or_build(
+            key, lambda: self._build_reader(text, references, version), self._lock)
 
     def _build_reader(self, text: str, references: Sequence[str],
                       version: int | None) -> AvroReadSchema:
@@ -210,18 +199,14 @@ class AvroData:
     def fastavro_schema(self, text: str, references: Sequence[str] = ()) -> Any:
         """fastavro's parsed form (without logical types) of an Avro schema text, to
         write datums with a registry's schema (``use.latest.version``). Cached."""
-        key = ("fastavro", text, tuple(references))
-        with self._lock:
-            cached = self._readers.get(key)
-        if cached is not None:
-            return cached
-        named: dict[str, Any] = {}
-        for ref_text in references:
-            _fastavro(_load(ref_text), named)
-        parsed = _fastavro(_load(text), named)
-        with self._lock:
-            self._readers.put(key, parsed)
-        return parsed
+        def build() -> Any:
+            named: dict[str, Any] = {}
+            for ref_text in references:
+                _fastavro(_load(ref_text), named)
+            return _fastavro(_load(text), named)
+
+        return self._readers.get_or_build(("fastavro", text, tuple(references)), build,
+                                          self._lock)
 
     def to_connect_schema(self, text: str, *, version: int | None = None) -> Schema | None:
         """The Connect schema of an Avro schema text (None for ``Anything``)."""

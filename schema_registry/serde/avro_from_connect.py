@@ -38,9 +38,16 @@ from typing import Any
 from connect.api.data import Date, Decimal, Schema, Struct, Time, Timestamp, Type
 from connect.api.errors import DataError
 from schema_registry.serde import avro_names as n
-from schema_registry.serde.connect_schema import non_optional
+from schema_registry.serde.connect_schema import non_optional, temporal_type
 
-__all__ = ["FromConnect", "branch_name", "default_is_valid", "is_union", "split_name"]
+__all__ = [
+    "FromConnect",
+    "branch_name",
+    "default_is_valid",
+    "is_union",
+    "node_type",
+    "split_name",
+]
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +85,16 @@ def split_name(full: str) -> tuple[str | None, str]:
     """``(namespace or None, simple name)`` of a dotted full name."""
     namespace, dot, simple = full.rpartition(".")
     return (namespace if dot and namespace else None), simple
+
+
+def node_type(node: Node) -> str:
+    """The Avro type of a node: its name for a primitive or a named reference, "union"
+    for a list, else its ``type``."""
+    if isinstance(node, str):
+        return node
+    if isinstance(node, list):
+        return "union"
+    return str(node["type"])
 
 
 def branch_name(node: Node) -> str:
@@ -260,15 +277,11 @@ class FromConnect:
         """A Connect value as Avro's JSON form of a default (bytes as ISO-8859-1 text)."""
         if value is None:
             return None
-        name = schema.name
-        if name == Decimal.LOGICAL_NAME:
+        temporal = temporal_type(schema)
+        if temporal is not None:
+            return temporal.from_logical(schema, value)
+        if schema.name == Decimal.LOGICAL_NAME:
             value = Decimal.from_logical(schema, value)
-        elif name == Date.LOGICAL_NAME:
-            return Date.from_logical(schema, value)
-        elif name == Time.LOGICAL_NAME:
-            return Time.from_logical(schema, value)
-        elif name == Timestamp.LOGICAL_NAME:
-            return Timestamp.from_logical(schema, value)
         kind = schema.type
         if kind is Type.BYTES:
             return bytes(value).decode("latin-1")

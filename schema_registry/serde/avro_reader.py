@@ -16,15 +16,17 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from connect.api.data import Date, Decimal, Schema, Struct, Time, Timestamp, Type
+from connect.api.data import Decimal, Schema, Struct, Type
 from connect.api.errors import DataError
 from schema_registry.serde import avro_names as n
-from schema_registry.serde.avro_from_connect import Node, is_union
+from schema_registry.serde.avro_compile import Compiler, Convert, each_item, each_value, identity
+from schema_registry.serde.avro_from_connect import Node, is_union, node_type
 from schema_registry.serde.avro_to_connect import member_field_name
+from schema_registry.serde.connect_schema import temporal_type
 
 __all__ = ["Reader", "compile_reader", "default_from_json", "from_anything", "json_to_datum"]
 
-Reader = Callable[[Any], Any]
+Reader = Convert
 
 _PYTHON_TYPES: dict[str, type] = {
     "boolean": bool, "int": int, "long": int, "float": float, "double": float,
@@ -47,18 +49,6 @@ def _fits(kind: str, value: Any) -> bool:
     return True
 
 
-def _identity(value: Any) -> Any:
-    return value
-
-
-def _kind(node: Node) -> str:
-    if isinstance(node, str):
-        return node
-    if isinstance(node, list):
-        return "union"
-    return str(node["type"])
-
-
 def compile_reader(schema: Schema, node: Node, config: n.AvroDataConfig) -> Reader:
     """A function from datums of ``node`` to values of ``schema``."""
     return _Compiler(config).compile(schema, node)
@@ -71,10 +61,7 @@ def default_from_json(config: n.AvroDataConfig) -> Callable[[Schema, Node, Any],
     return read
 
 
-class _Compiler:
-    def __init__(self, config: n.AvroDataConfig) -> None:
-        self.config = config
-
+class _Compiler(Compiler):
     def compile(self, schema: Schema, node: Node) -> Reader:
         if is_union(schema):
             return self._union(schema, [m for m in node if m != "null"])
@@ -91,50 +78,33 @@ class _Compiler:
 
             return optional
         inner = self._present(schema, node)
-        if not schema.optional or inner is _identity:
+        if not schema.optional or inner is identity:
             return inner
         return lambda d: None if d is None else inner(d)
 
     def _present(self, schema: Schema, node: Node) -> Reader:
-        logical = schema.name
-        if logical == Decimal.LOGICAL_NAME:
+        if schema.name == Decimal.LOGICAL_NAME:
             return lambda d: Decimal.to_logical(schema, d)
-        if logical == Date.LOGICAL_NAME:
-            return lambda d: Date.to_logical(schema, d)
-        if logical == Time.LOGICAL_NAME:
-            return lambda d: Time.to_logical(schema, d)
-        if logical == Timestamp.LOGICAL_NAME:
-            return lambda d: Timestamp.to_logical(schema, d)
+        temporal = temporal_type(schema)
+        if temporal is not None:
+            to_logical = temporal.to_logical
+            return lambda d: to_logical(schema, d)
         kind = schema.type
         if kind is Type.ARRAY:
-            items = node["items"]
-            element = self.compile(schema.value_schema, items)
-            if element is _identity:
-                return _identity
-            return lambda d: [element(e) for e in d]
+            return each_item(self.compile(schema.value_schema, node["items"]))
         if kind is Type.MAP:
-            if _kind(node) == "map":
-                values = self.compile(schema.value_schema, node["values"])
-                if values is _identity:
-                    return _identity
-                return lambda d: {k: values(v) for k, v in d.items()}
+            if node_type(node) == "map":
+                return each_value(self.compile(schema.value_schema, node["values"]))
             entry = {f["name"]: f["type"] for f in node["items"]["fields"]}
             keys = self.compile(schema.key_schema, entry[n.KEY_FIELD])
             values = self.compile(schema.value_schema, entry[n.VALUE_FIELD])
             return lambda d: {keys(e[n.KEY_FIELD]): values(e[n.VALUE_FIELD]) for e in d}
         if kind is Type.STRUCT:
             return self._struct(schema, node)
-        return _identity
+        return identity
 
     def _struct(self, schema: Schema, node: Node) -> Reader:
-        by_name = {f["name"]: f["type"] for f in node["fields"]}
-        scrub = self.config.scrub_invalid_names
-        fields = []
-        for field in schema.fields:
-            avro_name = n.scrub_name(field.name) if scrub else field.name
-            if avro_name not in by_name:
-                raise DataError(f"The Avro record {node['name']} has no field {avro_name!r}")
-            fields.append((avro_name, self.compile(field.schema, by_name[avro_name])))
+        fields = self.fields(schema, node)
 
         def struct(datum: Any) -> Struct:
             return Struct.from_values(schema, [read(datum.get(name)) for name, read in fields],
@@ -152,7 +122,7 @@ class _Compiler:
             if field is None:
                 raise DataError(f"The union struct has no field for Avro member {member!r}")
             read = self.compile(field.schema, member)
-            kind = _kind(member)
+            kind = node_type(member)
             if kind in n.NAMED_TYPES:
                 by_name[str(member["name"])] = (field.index, read)
             by_type.append((kind, field.index, read))
@@ -183,7 +153,7 @@ def json_to_datum(node: Node, value: Any) -> Any:
     its first member's)."""
     if value is None:
         return None
-    kind = _kind(node)
+    kind = node_type(node)
     if kind == "union":
         return json_to_datum(node[0], value)
     if kind in ("bytes", "fixed"):

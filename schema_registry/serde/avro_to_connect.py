@@ -27,7 +27,7 @@ from typing import Any
 from connect.api.data import Date, Decimal, Schema, SchemaBuilder, Time, Timestamp
 from connect.api.errors import DataError, SchemaBuilderError
 from schema_registry.serde import avro_names as n
-from schema_registry.serde.avro_from_connect import Node, split_name
+from schema_registry.serde.avro_from_connect import Node, node_type, split_name
 
 __all__ = ["ToConnect", "is_map_entry", "member_field_name", "resolve"]
 
@@ -82,21 +82,13 @@ def resolve(value: Any, names: dict[str, Node], namespace: str | None = None) ->
     return resolve(kind, names, namespace)
 
 
-def _type(node: Node) -> str:
-    if isinstance(node, str):
-        return node
-    if isinstance(node, list):
-        return "union"
-    return str(node["type"])
-
-
 def _props(node: Node) -> Mapping[str, Any]:
     return node if isinstance(node, dict) else {}
 
 
 def is_map_entry(node: Node) -> bool:
     """Whether ``node`` is the record Confluent encodes a non-string-keyed map entry as."""
-    if _type(node) != "record":
+    if node_type(node) != "record":
         return False
     return (node["name"] == f"{n.NAMESPACE}.{n.MAP_ENTRY_TYPE_NAME}"
             or node.get(n.CONNECT_INTERNAL_TYPE_NAME) == n.MAP_ENTRY_TYPE_NAME)
@@ -105,7 +97,7 @@ def is_map_entry(node: Node) -> bool:
 def member_field_name(node: Node, enhanced: bool) -> str:
     """The Connect union field name of a union member: its type's name, or for a named
     type its simple name (its full name with ``enhanced.avro.schema.support``)."""
-    kind = _type(node)
+    kind = node_type(node)
     if kind in n.NAMED_TYPES:
         return str(node["name"]) if enhanced else split_name(str(node["name"]))[1]
     return kind
@@ -123,7 +115,7 @@ class ToConnect:
 
     def convert(self, node: Node, *, force_optional: bool = False,
                 field_default: Any = _NO_DEFAULT, version: int | None = None) -> Schema:
-        kind = _type(node)
+        kind = node_type(node)
         if kind == "union":
             flattened = self._flatten(node)
             if flattened is not None:

@@ -13,21 +13,18 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Callable
 from typing import Any
 
-from connect.api.data import Date, Decimal, Schema, Struct, Time, Timestamp, Type
+from connect.api.data import Decimal, Schema, Struct, Type
 from connect.api.errors import DataError
 from schema_registry.serde import avro_names as n
+from schema_registry.serde.avro_compile import Compiler, Convert, each_item, each_value, identity
 from schema_registry.serde.avro_from_connect import Node, branch_name, is_union
+from schema_registry.serde.connect_schema import temporal_type
 
 __all__ = ["Writer", "compile_writer", "to_anything"]
 
-Writer = Callable[[Any], Any]
-
-
-def _identity(value: Any) -> Any:
-    return value
+Writer = Convert
 
 
 def compile_writer(schema: Schema, node: Node, config: n.AvroDataConfig) -> Writer:
@@ -35,10 +32,7 @@ def compile_writer(schema: Schema, node: Node, config: n.AvroDataConfig) -> Writ
     return _Compiler(config).compile(schema, node)
 
 
-class _Compiler:
-    def __init__(self, config: n.AvroDataConfig) -> None:
-        self.config = config
-
+class _Compiler(Compiler):
     def compile(self, schema: Schema, node: Node) -> Writer:
         if is_union(schema):
             return self._union(schema, node)
@@ -55,36 +49,27 @@ class _Compiler:
         return self._present(schema, node)
 
     def _present(self, schema: Schema, node: Node) -> Writer:
-        logical = schema.name
-        if logical == Decimal.LOGICAL_NAME:
+        if schema.name == Decimal.LOGICAL_NAME:
             size = node["size"] if isinstance(node, dict) and node["type"] == "fixed" else None
             return _decimal_writer(schema, size)
-        if logical == Date.LOGICAL_NAME:
-            return lambda v: Date.from_logical(schema, v)
-        if logical == Time.LOGICAL_NAME:
-            return lambda v: Time.from_logical(schema, v)
-        if logical == Timestamp.LOGICAL_NAME:
-            return lambda v: Timestamp.from_logical(schema, v)
+        temporal = temporal_type(schema)
+        if temporal is not None:
+            from_logical = temporal.from_logical
+            return lambda v: from_logical(schema, v)
         kind = schema.type
         if kind is Type.BYTES:
             return lambda v: v if type(v) is bytes else bytes(v)
         if kind is Type.ARRAY:
-            element = self.compile(schema.value_schema, node["items"])
-            if element is _identity:
-                return _identity
-            return lambda v: [element(e) for e in v]
+            return each_item(self.compile(schema.value_schema, node["items"]))
         if kind is Type.MAP:
             return self._map(schema, node)
         if kind is Type.STRUCT:
             return self._struct(schema, node)
-        return _identity
+        return identity
 
     def _map(self, schema: Schema, node: Node) -> Writer:
         if node["type"] == "map":
-            values = self.compile(schema.value_schema, node["values"])
-            if values is _identity:
-                return _identity
-            return lambda v: {k: values(x) for k, x in v.items()}
+            return each_value(self.compile(schema.value_schema, node["values"]))
         entry = node["items"]
         key_node, value_node = (f["type"] for f in entry["fields"])
         keys = self.compile(schema.key_schema, key_node)
@@ -92,12 +77,7 @@ class _Compiler:
         return lambda v: [{n.KEY_FIELD: keys(k), n.VALUE_FIELD: values(x)} for k, x in v.items()]
 
     def _struct(self, schema: Schema, node: Node) -> Writer:
-        by_name = {f["name"]: f["type"] for f in node["fields"]}
-        scrub = self.config.scrub_invalid_names
-        fields = []
-        for field in schema.fields:
-            avro_name = n.scrub_name(field.name) if scrub else field.name
-            fields.append((avro_name, self.compile(field.schema, by_name[avro_name])))
+        fields = self.fields(schema, node)
         with_defaults = not self.config.ignore_default_for_nullables
 
         def struct(value: Any) -> Any:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable
+from contextlib import AbstractContextManager
+from typing import Any, Generic, TypeVar
 
 __all__ = ["LruCache"]
 
@@ -31,6 +32,20 @@ class LruCache(Generic[K, V]):
         self._entries.move_to_end(key)
         while len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
+
+    def get_or_build(self, key: K, build: Callable[[], V],
+                     lock: AbstractContextManager[Any]) -> V:
+        """The value cached under ``key``, else ``build()``'s, then cached. ``lock`` (the
+        owner's) is held to read and to write the cache, not while building, so two
+        threads may both build a missing value: the last one stays."""
+        with lock:
+            cached = self.get(key)
+        if cached is not None:
+            return cached
+        value = build()
+        with lock:
+            self.put(key, value)
+        return value
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -158,28 +158,16 @@ class RegistryClient:
 
     def get_schema(self, schema_id: int, *, subject: str | None = None) -> SchemaText:
         """The schema with ``schema_id``; error_code 40403 if there is none."""
-        with self._lock:
-            cached = self._schemas.get(schema_id)
-        if cached is not None:
-            return cached
         params = {"subject": subject} if subject else None
-        schema = SchemaText.from_response(
-            self._request("GET", f"/schemas/ids/{int(schema_id)}", params=params))
-        with self._lock:
-            self._schemas.put(schema_id, schema)
-        return schema
+        return self._schemas.get_or_build(schema_id, lambda: SchemaText.from_response(
+            self._request("GET", f"/schemas/ids/{int(schema_id)}", params=params)), self._lock)
 
     def get_version(self, subject: str, version: int) -> RegisteredSchema:
         """One version of ``subject`` (deleted versions included, as resolving a
         reference needs); error_code 40401 or 40402 if missing."""
-        with self._lock:
-            cached = self._versions.get((subject, version))
-        if cached is not None:
-            return cached
-        found = self._version(subject, str(int(version)), deleted=True)
-        with self._lock:
-            self._versions.put((subject, version), found)
-        return found
+        return self._versions.get_or_build(
+            (subject, version), lambda: self._version(subject, str(int(version)), deleted=True),
+            self._lock)
 
     def get_latest_version(self, subject: str) -> RegisteredSchema:
         """The latest version of ``subject``, cached for ``latest_ttl_s``."""

@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
-from connect.api.data import Schema, Type
+from collections.abc import Mapping
 
-__all__ = ["non_optional"]
+from connect.api.data import Date, Schema, Time, Timestamp, Type
+
+__all__ = ["Temporal", "non_optional", "temporal_type"]
+
+Temporal = type[Date] | type[Time] | type[Timestamp]
+
+_TEMPORAL: Mapping[str, Temporal] = {
+    Date.LOGICAL_NAME: Date,
+    Time.LOGICAL_NAME: Time,
+    Timestamp.LOGICAL_NAME: Timestamp,
+}
+
+
+def temporal_type(schema: Schema) -> Temporal | None:
+    """The logical type of ``schema`` when it is one Connect holds as an integer (Date:
+    days; Time and Timestamp: milliseconds), else None. Both formats write such values
+    as that integer (``from_logical``) and read them back with ``to_logical``."""
+    return _TEMPORAL.get(schema.name) if schema.name is not None else None
 
 
 def non_optional(schema: Schema) -> Schema:

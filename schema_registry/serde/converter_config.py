@@ -57,7 +57,9 @@ _STRATEGY = LambdaValidator.with_(_strategy_check, "a subject name strategy clas
 _FALSE_ONLY = LambdaValidator.with_(_unsupported, "false (true is not supported)")
 
 
-def _registry_def() -> ConfigDef:
+def _common_def(schemas_cache_key: str) -> ConfigDef:
+    """The keys both converters declare; Confluent's converters name the size of their
+    schema caches differently (``schemas_cache_key``)."""
     return (
         ConfigDef()
         .define(SCHEMA_REGISTRY_URL, ConfigType.LIST, importance=Importance.HIGH,
@@ -113,14 +115,14 @@ def _registry_def() -> ConfigDef:
         .define("generalized.sum.type.support", ConfigType.BOOLEAN, default=False,
                 validator=_FALSE_ONLY, importance=Importance.LOW,
                 documentation="Confluent's generalized unions and enums: not supported.")
+        .define(schemas_cache_key, ConfigType.INT, default=1000, validator=Range.at_least(1),
+                importance=Importance.LOW,
+                documentation="How many converted schemas are cached in each direction.")
     )
 
 
 AVRO_CONVERTER_CONFIG = (
-    _registry_def()
-    .define("schemas.cache.config", ConfigType.INT, default=1000, validator=Range.at_least(1),
-            importance=Importance.LOW,
-            documentation="How many converted schemas are cached in each direction.")
+    _common_def("schemas.cache.config")
     .define("connect.meta.data", ConfigType.BOOLEAN, default=True, importance=Importance.LOW,
             documentation="Write and read the connect.* properties of Avro schemas.")
     .define("enhanced.avro.schema.support", ConfigType.BOOLEAN, default=False,
@@ -141,10 +143,7 @@ AVRO_CONVERTER_CONFIG = (
 )
 
 JSON_SCHEMA_CONVERTER_CONFIG = (
-    _registry_def()
-    .define("schemas.cache.size", ConfigType.INT, default=1000, validator=Range.at_least(1),
-            importance=Importance.LOW,
-            documentation="How many converted schemas are cached in each direction.")
+    _common_def("schemas.cache.size")
     .define("json.fail.invalid.schema", ConfigType.BOOLEAN, default=False,
             importance=Importance.MEDIUM,
             documentation="Validate every document against its schema, failing on a "

@@ -36,9 +36,9 @@ import decimal
 from dataclasses import dataclass
 from typing import Any
 
-from connect.api.data import Date, Decimal, Schema, Struct, Time, Timestamp, Type
+from connect.api.data import Decimal, Schema, Struct, Type
 from connect.api.errors import DataError
-from schema_registry.serde.connect_schema import non_optional
+from schema_registry.serde.connect_schema import non_optional, temporal_type
 
 __all__ = [
     "JSON_TYPE_ENUM",
@@ -184,12 +184,9 @@ def _value(schema: Schema | None, value: Any, config: JsonSchemaDataConfig) -> A
             Decimal.from_logical(schema, value)  # checks the scale
             return value
         return base64.b64encode(Decimal.from_logical(schema, value)).decode("ascii")
-    if name == Date.LOGICAL_NAME:
-        return Date.from_logical(schema, value)
-    if name == Time.LOGICAL_NAME:
-        return Time.from_logical(schema, value)
-    if name == Timestamp.LOGICAL_NAME:
-        return Timestamp.from_logical(schema, value)
+    temporal = temporal_type(schema)
+    if temporal is not None:
+        return temporal.from_logical(schema, value)
     kind = schema.type
     if kind is Type.BYTES:
         if not isinstance(value, bytes | bytearray | memoryview):

@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 from connect.api.config import AbstractConfig, ConfigDef
 from connect.api.data import Schema, SchemaAndValue
 from connect.api.errors import DataError
-from connect.api.storage import RawHeaders
 from schema_registry.schemas import Reference
 from schema_registry.serde.client import SchemaText
 from schema_registry.serde.converter_base import RegistryConverter
@@ -38,7 +37,6 @@ from schema_registry.serde.json_schema_data import (
     parse_json_schema,
     validate_document,
 )
-from schema_registry.serde.wire import frame, unframe
 
 __all__ = ["JsonSchemaConverter", "json_record_name"]
 
@@ -53,96 +51,62 @@ def json_record_name(text: str) -> str | None:
     return title if isinstance(title, str) else None
 
 
-class JsonSchemaConverter(RegistryConverter):
+class JsonSchemaConverter(RegistryConverter[JsonWriteSchema, JsonReadSchema]):
     """Connect data to and from JSON with JSON Schema and Schema Registry; one instance
     per task."""
 
     CONFIG_DEF: ClassVar[ConfigDef] = JSON_SCHEMA_CONVERTER_CONFIG
     SCHEMA_TYPE: ClassVar[str] = "JSON"
+    FORMAT_NAME: ClassVar[str] = "a JSON schema"
 
     def __init__(self) -> None:
         super().__init__()
         self._data = JsonSchemaData()
         self._validate = False
-        # (topic, Connect schema) -> (writer, schema id, registry's parsed schema or None)
-        self._written: dict[tuple[str, Schema], tuple[JsonWriteSchema, int, Any]] = {}
 
     def _configure_data(self, config: AbstractConfig) -> None:
         self._data = JsonSchemaData(json_schema_data_config(config))
         self._validate = bool(config.get_boolean("json.fail.invalid.schema"))
-        self._written = {}
 
     @property
     def json_schema_data(self) -> JsonSchemaData:
         """The Connect <-> JSON Schema mapping this converter uses."""
         return self._data
 
-    def from_connect_data(self, topic: str, schema: Schema | None, value: Any,
-                          headers: RawHeaders | None = None) -> bytes | None:
-        if value is None:
-            return None
-        if schema is None:
-            raise DataError(
-                f"JsonSchemaConverter needs a schema to write a value (topic {topic}); for "
-                "schemaless values use org.apache.kafka.connect.json.JsonConverter with "
-                "schemas.enable=false")
-        with self.translated(topic, writing=True):
-            written, schema_id, registry_parsed = self._entry(topic, schema)
-            if registry_parsed is None:
-                payload = written.write(value, validate=self._validate)
-            else:
-                document = written.to_json(value)
-                if self._validate:
-                    validate_document(registry_parsed, document)
-                payload = encode_document(document)
-            return frame(schema_id, payload)
-        raise AssertionError("unreachable")  # pragma: no cover
+    def _check_schemaless(self, topic: str) -> None:
+        raise DataError(
+            f"JsonSchemaConverter needs a schema to write a value (topic {topic}); for "
+            "schemaless values use org.apache.kafka.connect.json.JsonConverter with "
+            "schemas.enable=false")
 
-    def _entry(self, topic: str, schema: Schema) -> tuple[JsonWriteSchema, int, Any]:
-        key = (topic, schema)
-        entry = self._written.get(key)
-        if entry is not None:
-            return entry
-        written = self._data.writer(schema)
-        subject = self.strategy.subject_name(topic, self._is_key, written.record_name)
-        schema_id, registry_schema = self.schema_id(
-            subject, SchemaText(written.text, self.SCHEMA_TYPE))
-        parsed = None
-        if registry_schema is not None:
-            parsed = parse_json_schema(registry_schema.schema, registry_schema.references,
-                                       self._resolve)
-        entry = (written, schema_id, parsed)
-        if len(self._written) >= 1000:
-            self._written.clear()
-        self._written[key] = entry
-        return entry
+    def _record_name(self, text: str) -> str | None:
+        return json_record_name(text)
 
-    def to_connect_data(self, topic: str, value: bytes | None,
-                        headers: RawHeaders | None = None) -> SchemaAndValue:
-        if value is None:
-            return SchemaAndValue.NULL
-        with self.translated(topic, writing=False):
-            schema_id, payload = unframe(value)
-            reader = self._read_cache.get((topic, schema_id))
-            if reader is None:
-                reader = self._reader(topic, schema_id)
-                self._read_cache.put((topic, schema_id), reader)
-            converted = reader.read(payload, validate=self._validate)
-            if converted is None:
-                return SchemaAndValue.NULL
-            return SchemaAndValue(reader.schema, converted)
-        raise AssertionError("unreachable")  # pragma: no cover
+    def _writer(self, schema: Schema | None) -> JsonWriteSchema:
+        assert schema is not None  # _check_schemaless refused the value
+        return self._data.writer(schema)
 
-    def _reader(self, topic: str, schema_id: int) -> JsonReadSchema:
-        schema = self.client.get_schema(schema_id)
-        if schema.schema_type != "JSON":
-            raise DataError(f"Schema {schema_id} is a {schema.schema_type} schema, not a "
-                            "JSON schema: configure the converter matching the topic's data")
-        subject = self.strategy.subject_name(topic, self._is_key,
-                                             json_record_name(schema.schema))
-        version = self.version_of(subject, schema)
+    def _parse_registered(self, schema: SchemaText) -> Any:
+        return parse_json_schema(schema.schema, schema.references, self._resolve)
+
+    def _encode(self, written: JsonWriteSchema, registered: Any, value: Any,
+                schema: Schema | None) -> bytes:
+        if registered is None:
+            return written.write(value, validate=self._validate)
+        document = written.to_json(value)
+        if self._validate:
+            validate_document(registered, document)
+        return encode_document(document)
+
+    def _reader(self, schema: SchemaText, version: int | None) -> JsonReadSchema:
         return self._data.reader(schema.schema, schema.references, resolve=self._resolve,
                                  version=version)
+
+    def _decode(self, reader: JsonReadSchema, payload: bytes | memoryview) -> SchemaAndValue:
+        converted = reader.read(payload, validate=self._validate)
+        if converted is None:
+            return SchemaAndValue.NULL
+        return SchemaAndValue(reader.schema, converted)
 
     def _resolve(self, ref: Reference) -> tuple[str, str, tuple[Reference, ...]]:
         found = self.client.get_version(ref.subject, ref.version).schema

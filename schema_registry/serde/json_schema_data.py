@@ -152,8 +152,10 @@ class JsonSchemaData:
     def __init__(self, config: JsonSchemaDataConfig | None = None) -> None:
         self.config = config or JsonSchemaDataConfig()
         self._lock = threading.Lock()  # guards both caches
-        self._writers = LruCache(self.config.schemas_cache_size)
-        self._readers = LruCache(self.config.schemas_cache_size)
+        self._writers: LruCache[Schema, JsonWriteSchema] = \
+            LruCache(self.config.schemas_cache_size)
+        self._readers: LruCache[tuple[str, tuple[Reference, ...], int | None],
+                                JsonReadSchema] = LruCache(self.config.schemas_cache_size)
 
     def from_connect_schema(self, schema: Schema) -> dict[str, Any]:
         """The JSON schema of a Connect schema, as a dict."""
@@ -161,34 +163,26 @@ class JsonSchemaData:
 
     def writer(self, schema: Schema) -> JsonWriteSchema:
         """Everything needed to write values of ``schema`` (cached)."""
-        with self._lock:
-            cached = self._writers.get(schema)
-        if cached is not None:
-            return cached  # type: ignore[no-any-return]
-        document = from_connect_schema(schema, self.config)
-        title = document.get("title")
-        written = JsonWriteSchema(schema, dumps(document),
-                                  title if isinstance(title, str) else None, self.config)
-        with self._lock:
-            self._writers.put(schema, written)
-        return written
+        def build() -> JsonWriteSchema:
+            document = from_connect_schema(schema, self.config)
+            title = document.get("title")
+            return JsonWriteSchema(schema, dumps(document),
+                                   title if isinstance(title, str) else None, self.config)
+
+        return self._writers.get_or_build(schema, build, self._lock)
 
     def reader(self, text: str, references: Sequence[Reference] = (), *,
                resolve: Resolve | None = None, version: int | None = None) -> JsonReadSchema:
         """Everything needed to read data written with JSON schema ``text``;
         ``resolve`` fetches referenced schemas (see ``parse_schema``). Cached."""
-        key = (text, tuple(references), version)
-        with self._lock:
-            cached = self._readers.get(key)
-        if cached is not None:
-            return cached  # type: ignore[no-any-return]
-        parsed = parse_json_schema(text, references, resolve)
-        resolver = parsed.registry.resolver(base_uri=parsed.base_uri)
-        schema = ToConnect(self.config, resolver).convert(parsed.schema, version=version)
-        read = JsonReadSchema(schema, parsed, self.config)
-        with self._lock:
-            self._readers.put(key, read)
-        return read
+        def build() -> JsonReadSchema:
+            parsed = parse_json_schema(text, references, resolve)
+            resolver = parsed.registry.resolver(base_uri=parsed.base_uri)
+            schema = ToConnect(self.config, resolver).convert(parsed.schema, version=version)
+            return JsonReadSchema(schema, parsed, self.config)
+
+        return self._readers.get_or_build((text, tuple(references), version), build,
+                                          self._lock)
 
     def to_connect_schema(self, text: str, *, version: int | None = None) -> Schema:
         """The Connect schema of a JSON schema text."""

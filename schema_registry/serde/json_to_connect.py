@@ -20,8 +20,9 @@ import binascii
 import decimal
 from typing import Any
 
-from connect.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
+from connect.api.data import Decimal, Schema, SchemaBuilder, Struct, Type
 from connect.api.errors import DataError, SchemaBuilderError
+from schema_registry.serde.connect_schema import temporal_type
 from schema_registry.serde.json_from_connect import (
     CONNECT_INDEX_PROP,
     CONNECT_PARAMETERS_PROP,
@@ -250,12 +251,9 @@ def to_connect_data(schema: Schema | None, value: Any, config: JsonSchemaDataCon
             return decimal.Decimal(value) if not isinstance(value, float) else \
                 decimal.Decimal(repr(value))
         return Decimal.to_logical(schema, _base64(value))
-    if name == Date.LOGICAL_NAME:
-        return Date.to_logical(schema, _integer(value, name))
-    if name == Time.LOGICAL_NAME:
-        return Time.to_logical(schema, _integer(value, name))
-    if name == Timestamp.LOGICAL_NAME:
-        return Timestamp.to_logical(schema, _integer(value, name))
+    temporal = temporal_type(schema)
+    if temporal is not None:
+        return temporal.to_logical(schema, _integer(value, name))
     kind = schema.type
     if kind is Type.BOOLEAN:
         if not isinstance(value, bool):

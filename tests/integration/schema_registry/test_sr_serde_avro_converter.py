@@ -7,17 +7,18 @@ import datetime as dt
 import decimal
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from broker_process import free_port
-from confluent_kafka.schema_registry import (
-    SchemaRegistryClient,
-    record_subject_name_strategy,
-    topic_record_subject_name_strategy,
-)
+from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
-from confluent_kafka.serialization import MessageField, SerializationContext
+from sr_serde_helpers import (
+    SUBJECT_STRATEGIES,
+    configured,
+    running_registry,
+    written_with_strategy,
+)
+from sr_serde_helpers import value_ctx as ctx
 
 from connect.api.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 from connect.api.errors import ConfigError, DataError, RetriableError
@@ -27,29 +28,17 @@ from schema_registry.service import RegistryService
 
 pytestmark = pytest.mark.integration
 
-STRATEGIES = "io.confluent.kafka.serializers.subject"
 UTC = dt.UTC
 
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryService]:
-    log_dir: Path = tmp_path_factory.mktemp("avro-converter") / "log"
-    svc = RegistryService(f"embedded:{log_dir}", listen=f"127.0.0.1:{free_port()}",
-                          config={"kafkagroup.heartbeat.interval.ms": "500"})
-    svc.start(wait_ready=30)
-    assert svc.ready
-    yield svc
-    svc.stop()
+    with running_registry(tmp_path_factory.mktemp("avro-converter") / "log") as svc:
+        yield svc
 
 
 def converter(registry: RegistryService, is_key: bool = False, **configs: str) -> AvroConverter:
-    conv = AvroConverter()
-    conv.configure({"schema.registry.url": registry.url, **configs}, is_key)
-    return conv
-
-
-def ctx(topic: str, key: bool = False) -> SerializationContext:
-    return SerializationContext(topic, MessageField.KEY if key else MessageField.VALUE)
+    return configured(AvroConverter, registry, is_key, **configs)
 
 
 ITEM = SchemaBuilder.struct().name("shop.Item").field("sku", Schema.STRING_SCHEMA).build()
@@ -168,31 +157,17 @@ def test_confluents_avro_deserializer_reads_what_the_converter_writes(registry):
     assert plain["by_id"] == [{"key": 1, "value": "one"}]
 
 
-def _subjects(registry) -> set[str]:
-    return set(SchemaRegistryClient({"url": registry.url}).get_subjects())
-
-
-@pytest.mark.parametrize("strategy, python_strategy, expected", [
-    ("TopicNameStrategy", None, "{topic}-value"),
-    ("RecordNameStrategy", record_subject_name_strategy, "{record}"),
-    ("TopicRecordNameStrategy", topic_record_subject_name_strategy, "{topic}-{record}"),
-])
+@pytest.mark.parametrize("strategy, python_strategy, expected", SUBJECT_STRATEGIES)
 def test_subject_strategies_name_subjects_as_confluents_serializers(
         registry, strategy, python_strategy, expected):
-    topic, record = f"strat-{strategy.lower()}", f"strategies.{strategy}Rec"
-    schema = SchemaBuilder.struct().name(record).field("a", Schema.INT32_SCHEMA).build()
-    conv = converter(registry, **{"value.subject.name.strategy": f"{STRATEGIES}.{strategy}"})
-    before = _subjects(registry)
-    ours = conv.from_connect_data(topic, schema, Struct(schema).put("a", 1))
-    assert _subjects(registry) - before == {expected.format(topic=topic, record=record)}
     # Confluent's serializer, same strategy, same topic and schema: it finds the subject
     # the converter made (no new subject) and the same schema id there
-    conf = {} if python_strategy is None else {"subject.name.strategy": python_strategy}
-    serializer = AvroSerializer(SchemaRegistryClient({"url": registry.url}),
-                                conv.avro_data.writer(schema).text, conf=conf)
-    before = _subjects(registry)
-    theirs = serializer({"a": 1}, ctx(topic))
-    assert _subjects(registry) == before
+    ours, theirs = written_with_strategy(
+        registry, AvroConverter,
+        lambda conv, schema, client, conf: AvroSerializer(
+            client, conv.avro_data.writer(schema).text, conf=conf),
+        strategy, python_strategy, expected,
+        topic=f"strat-{strategy.lower()}", record=f"strategies.{strategy}Rec")
     assert theirs == ours
 
 

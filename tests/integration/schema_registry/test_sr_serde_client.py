@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from broker_process import free_port
+from sr_serde_helpers import running_registry
 
 from schema_registry.schemas import Reference
 from schema_registry.serde import (
@@ -31,12 +32,8 @@ def avro(*fields: str, name: str = "User", default: str | None = None) -> Schema
 
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[RegistryService]:
-    svc = RegistryService(f"embedded:{tmp_path / 'log'}", listen=f"127.0.0.1:{free_port()}",
-                          config={"kafkagroup.heartbeat.interval.ms": "500"})
-    svc.start(wait_ready=30)
-    assert svc.ready
-    yield svc
-    svc.stop()
+    with running_registry(tmp_path / "log") as svc:
+        yield svc
 
 
 @pytest.fixture

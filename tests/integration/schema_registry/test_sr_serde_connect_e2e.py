@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
-from broker_process import free_port
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from sr_serde_helpers import running_registry
 
 from connect.api import ConfigDef, SinkConnector, SinkRecord, SinkTask
 from connect.runtime.plugins import Plugins
@@ -78,13 +78,8 @@ def wait_for(cond: Callable[[], bool], what: str, timeout: float = 30.0) -> None
 
 @pytest.fixture
 def registry(tmp_path: Path) -> Iterator[RegistryService]:
-    svc = RegistryService(f"embedded:{tmp_path / 'registry-log'}",
-                          listen=f"127.0.0.1:{free_port()}",
-                          config={"kafkagroup.heartbeat.interval.ms": "500"})
-    svc.start(wait_ready=30)
-    assert svc.ready
-    yield svc
-    svc.stop()
+    with running_registry(tmp_path / "registry-log") as svc:
+        yield svc
 
 
 @pytest.fixture

@@ -6,17 +6,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from broker_process import free_port
-from confluent_kafka.schema_registry import (
-    SchemaRegistryClient,
-    record_subject_name_strategy,
-    topic_record_subject_name_strategy,
-)
+from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
-from confluent_kafka.serialization import MessageField, SerializationContext
+from sr_serde_helpers import (
+    SUBJECT_STRATEGIES,
+    configured,
+    running_registry,
+    written_with_strategy,
+)
+from sr_serde_helpers import value_ctx as ctx
 
 from connect.api.data import Date, Schema, SchemaBuilder, Struct, Timestamp
 from connect.api.errors import DataError
@@ -26,29 +26,15 @@ from schema_registry.service import RegistryService
 
 pytestmark = pytest.mark.integration
 
-STRATEGIES = "io.confluent.kafka.serializers.subject"
-
-
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RegistryService]:
-    log_dir: Path = tmp_path_factory.mktemp("json-converter") / "log"
-    svc = RegistryService(f"embedded:{log_dir}", listen=f"127.0.0.1:{free_port()}",
-                          config={"kafkagroup.heartbeat.interval.ms": "500"})
-    svc.start(wait_ready=30)
-    assert svc.ready
-    yield svc
-    svc.stop()
+    with running_registry(tmp_path_factory.mktemp("json-converter") / "log") as svc:
+        yield svc
 
 
 def converter(registry: RegistryService, is_key: bool = False,
               **configs: str) -> JsonSchemaConverter:
-    conv = JsonSchemaConverter()
-    conv.configure({"schema.registry.url": registry.url, **configs}, is_key)
-    return conv
-
-
-def ctx(topic: str) -> SerializationContext:
-    return SerializationContext(topic, MessageField.VALUE)
+    return configured(JsonSchemaConverter, registry, is_key, **configs)
 
 
 TAG = SchemaBuilder.struct().name("Tag").field("k", Schema.STRING_SCHEMA).build()
@@ -112,29 +98,15 @@ def test_confluents_json_deserializer_reads_what_the_converter_writes(registry):
                      "attrs": {"team": "blue"}}
 
 
-def _subjects(registry) -> set[str]:
-    return set(SchemaRegistryClient({"url": registry.url}).get_subjects())
-
-
-@pytest.mark.parametrize("strategy, python_strategy, expected", [
-    ("TopicNameStrategy", None, "{topic}-value"),
-    ("RecordNameStrategy", record_subject_name_strategy, "{record}"),
-    ("TopicRecordNameStrategy", topic_record_subject_name_strategy, "{topic}-{record}"),
-])
+@pytest.mark.parametrize("strategy, python_strategy, expected", SUBJECT_STRATEGIES)
 def test_subject_strategies_name_subjects_as_confluents_serializers(
         registry, strategy, python_strategy, expected):
-    topic, record = f"jstrat-{strategy.lower()}", f"J{strategy}Rec"
-    schema = SchemaBuilder.struct().name(record).field("a", Schema.INT32_SCHEMA).build()
-    conv = converter(registry, **{"value.subject.name.strategy": f"{STRATEGIES}.{strategy}"})
-    before = _subjects(registry)
-    ours = conv.from_connect_data(topic, schema, Struct(schema).put("a", 1))
-    assert _subjects(registry) - before == {expected.format(topic=topic, record=record)}
-    conf = {} if python_strategy is None else {"subject.name.strategy": python_strategy}
-    serializer = JSONSerializer(conv.json_schema_data.writer(schema).text,
-                                SchemaRegistryClient({"url": registry.url}), conf=conf)
-    before = _subjects(registry)
-    theirs = serializer({"a": 1}, ctx(topic))
-    assert _subjects(registry) == before
+    ours, theirs = written_with_strategy(
+        registry, JsonSchemaConverter,
+        lambda conv, schema, client, conf: JSONSerializer(
+            conv.json_schema_data.writer(schema).text, client, conf=conf),
+        strategy, python_strategy, expected,
+        topic=f"jstrat-{strategy.lower()}", record=f"J{strategy}Rec")
     assert theirs[:5] == ours[:5]
     assert json.loads(theirs[5:]) == json.loads(ours[5:])
 

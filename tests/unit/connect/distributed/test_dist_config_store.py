@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import base64
 import threading
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from broker_process import BrokerProcess
+from dist_store_fixtures import WAIT_S, LogHarness, log_fixtures, partition_records, produce_raw
 
 from connect.api.errors import ConfigError, ConnectError
 from connect.runtime.distributed.config_store import (
@@ -24,90 +21,32 @@ from connect.runtime.distributed.config_store import (
     SessionKey,
 )
 from connect.runtime.herder import ConnectorTaskId, TargetState
-from core.backends import LogBackend, OffsetSpec, ProducerRecord, TopicPartition, open_backend
-
-WAIT_S = 15.0
-BROKER_CONFIG = {"num.partitions": "1", "group.initial.rebalance.delay.ms": "0",
-                 "offsets.topic.num.partitions": "4"}
-CLIENT_CONFIG = {"client.id": "dist-config-test", "request.timeout.ms": "15000",
-                 "default.api.timeout.ms": "20000", "delivery.timeout.ms": "20000"}
-
+from core.backends import LogBackend, TopicPartition
 
 # ---------------------------------------------------------------------- harness
 
-@pytest.fixture(scope="module")
-def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    directory = tmp_path_factory.mktemp("dist-config-broker")
-    broker = BrokerProcess(directory / "data", dict(BROKER_CONFIG), directory / "broker.log")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
+class ConfigLog(LogHarness):
+    """Config stores on one log."""
 
-class LogHarness:
-    """Opens backends and config stores on one log; closes everything it opened."""
-
-    def __init__(self, url: str, config: dict[str, str]) -> None:
-        self.url = url
-        self.config = config
-        self.topic = f"connect-configs-{uuid.uuid4().hex[:8]}"
-        self._backends: list[LogBackend] = []
-        self._stores: list[ConfigBackingStore] = []
-
-    def backend(self) -> LogBackend:
-        backend = open_backend(self.url, self.config)
-        self._backends.append(backend)
-        return backend
+    TOPIC_PREFIX = "connect-configs"
 
     def store(self, listener: ConfigUpdateListener | None = None, *,
               start: bool = True) -> ConfigBackingStore:
         store = ConfigBackingStore(self.backend(), topic=self.topic, listener=listener,
                                    write_timeout_s=WAIT_S)
-        self._stores.append(store)
+        self.on_close(store.stop)
         if start:
             store.start(WAIT_S)
         return store
 
-    def close(self) -> None:
-        for store in self._stores:
-            store.stop()
-        for backend in self._backends:
-            backend.close()
 
-
-@pytest.fixture(params=["embedded", pytest.param("kafka", marks=pytest.mark.integration)])
-def log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LogHarness]:
-    if request.param == "embedded":
-        harness = LogHarness(f"embedded:{tmp_path / 'data'}", {"num.partitions": "1"})
-    else:
-        broker = request.getfixturevalue("kafka_broker")
-        harness = LogHarness(f"kafka://{broker.bootstrap}", dict(CLIENT_CONFIG))
-    try:
-        yield harness
-    finally:
-        harness.close()
+kafka_broker, log = log_fixtures(ConfigLog, "dist-config")
 
 
 def raw_records(backend: LogBackend, topic: str) -> list[tuple[str, bytes | None]]:
     """Every record of partition 0 as (key, value), in offset order."""
-    tp = TopicPartition(topic, 0)
-    position = backend.list_offsets([tp], OffsetSpec.EARLIEST)[tp]
-    end = backend.list_offsets([tp], OffsetSpec.LATEST)[tp]
-    out: list[tuple[str, bytes | None]] = []
-    for _ in range(10_000):
-        if position >= end:
-            return out
-        result = backend.fetch({tp: position})[tp]
-        out.extend(((r.key or b"").decode(), r.value) for r in result.records)
-        position = result.next_offset
-    raise AssertionError("reading the topic did not finish")
-
-
-def produce_raw(backend: LogBackend, topic: str, records: list[tuple[str, str | None]]) -> None:
-    backend.produce(topic, [ProducerRecord(key=k.encode(), value=None if v is None else v.encode())
-                            for k, v in records])
+    return partition_records(backend, TopicPartition(topic, 0))
 
 
 class Recorder(ConfigUpdateListener):
@@ -159,7 +98,7 @@ TASK1 = {"task.class": "FileStreamSourceTask", "file": "/tmp/other.txt", "topic"
 
 # ---------------------------------------------------------------------- tests
 
-def test_writes_use_kafka_connects_exact_keys_and_json(log: LogHarness) -> None:
+def test_writes_use_kafka_connects_exact_keys_and_json(log: ConfigLog) -> None:
     store = log.store()
     store.put_connector_config("c1", CONFIG, TargetState.PAUSED)
     store.put_task_configs("c1", [TASK0, TASK1])
@@ -187,7 +126,7 @@ def test_writes_use_kafka_connects_exact_keys_and_json(log: LogHarness) -> None:
     ]
 
 
-def test_round_trip_snapshot(log: LogHarness) -> None:
+def test_round_trip_snapshot(log: ConfigLog) -> None:
     store = log.store()
     assert store.snapshot() == ClusterConfigState()
     store.put_connector_config("c1", CONFIG)
@@ -221,14 +160,14 @@ def test_round_trip_snapshot(log: LogHarness) -> None:
     assert snap.task_config_generations["c1"] == 1
 
 
-def test_created_topic_is_compacted_with_one_partition(log: LogHarness) -> None:
+def test_created_topic_is_compacted_with_one_partition(log: ConfigLog) -> None:
     log.store()
     description = log.backend().describe_topic(log.topic)
     assert len(description.partitions) == 1
     assert description.configs["cleanup.policy"] == "compact"
 
 
-def test_refuses_config_topic_with_more_partitions(log: LogHarness) -> None:
+def test_refuses_config_topic_with_more_partitions(log: ConfigLog) -> None:
     log.backend().create_topic(log.topic, 3, {"cleanup.policy": "compact"})
     store = log.store(start=False)
     with pytest.raises(ConfigError, match=r"single partition.*found 3 partitions"):
@@ -236,13 +175,13 @@ def test_refuses_config_topic_with_more_partitions(log: LogHarness) -> None:
     assert not store.reader.running
 
 
-def test_refuses_config_topic_that_is_not_compacted(log: LogHarness) -> None:
+def test_refuses_config_topic_that_is_not_compacted(log: ConfigLog) -> None:
     log.backend().create_topic(log.topic, 1, {"cleanup.policy": "delete"})
     with pytest.raises(ConfigError, match=r"cleanup\.policy=compact"):
         log.store()
 
 
-def test_two_stores_see_each_others_writes(log: LogHarness) -> None:
+def test_two_stores_see_each_others_writes(log: ConfigLog) -> None:
     a_events, b_events = Recorder(), Recorder()
     a = log.store(a_events)
     b = log.store(b_events)
@@ -278,7 +217,7 @@ def test_two_stores_see_each_others_writes(log: LogHarness) -> None:
     assert all(name.startswith("topic-reader-") for name in a_events.threads | b_events.threads)
 
 
-def test_callbacks_start_after_the_initial_read(log: LogHarness) -> None:
+def test_callbacks_start_after_the_initial_read(log: ConfigLog) -> None:
     writer = log.store()
     writer.put_connector_config("old", {"connector.class": "X"})
     writer.put_restart_request("old", include_tasks=False, only_failed=False)
@@ -291,7 +230,7 @@ def test_callbacks_start_after_the_initial_read(log: LogHarness) -> None:
     assert not [e for e in events.events if e[0] == "restart"]
 
 
-def test_topic_written_by_kafka_connect_rebuilds_the_snapshot(log: LogHarness) -> None:
+def test_topic_written_by_kafka_connect_rebuilds_the_snapshot(log: ConfigLog) -> None:
     backend = log.backend()
     backend.create_topic(log.topic, 1, {"cleanup.policy": "compact"})
     key = base64.b64encode(b"sixteen byte key").decode()
@@ -330,7 +269,7 @@ def test_topic_written_by_kafka_connect_rebuilds_the_snapshot(log: LogHarness) -
     assert snap.offset == 14  # one past the last record
 
 
-def test_task_configs_without_commit_are_not_applied(log: LogHarness) -> None:
+def test_task_configs_without_commit_are_not_applied(log: ConfigLog) -> None:
     backend = log.backend()
     backend.create_topic(log.topic, 1, {"cleanup.policy": "compact"})
     produce_raw(backend, log.topic, [
@@ -365,7 +304,7 @@ def test_task_configs_without_commit_are_not_applied(log: LogHarness) -> None:
     assert snap.task_config_list("c") == [{"v": "fresh0"}]
 
 
-def test_tasks_of_a_deleted_connector_are_ignored(log: LogHarness) -> None:
+def test_tasks_of_a_deleted_connector_are_ignored(log: ConfigLog) -> None:
     backend = log.backend()
     backend.create_topic(log.topic, 1, {"cleanup.policy": "compact"})
     # Compaction removed the connector config and its tombstone; its tasks remain.
@@ -377,7 +316,7 @@ def test_tasks_of_a_deleted_connector_are_ignored(log: LogHarness) -> None:
     assert snap.connector_task_counts == {} and snap.target_states == {}
 
 
-def test_remove_writes_tombstones_and_drops_tasks(log: LogHarness) -> None:
+def test_remove_writes_tombstones_and_drops_tasks(log: ConfigLog) -> None:
     store = log.store()
     store.put_connector_config("c1", CONFIG, TargetState.PAUSED)
     store.put_task_configs("c1", [TASK0])
@@ -395,7 +334,7 @@ def test_remove_writes_tombstones_and_drops_tasks(log: LogHarness) -> None:
     assert snap.target_state("c1") == TargetState.STARTED and snap.tasks("c1") == []
 
 
-def test_restarted_store_rebuilds_the_same_state(log: LogHarness) -> None:
+def test_restarted_store_rebuilds_the_same_state(log: ConfigLog) -> None:
     store = log.store()
     store.put_connector_config("a", CONFIG, TargetState.STOPPED)
     store.put_task_configs("a", [TASK0, TASK1])
@@ -414,7 +353,7 @@ def test_restarted_store_rebuilds_the_same_state(log: LogHarness) -> None:
     assert again.offset == before.offset == len(raw_records(log.backend(), log.topic))
 
 
-def test_stopped_store_refuses_to_wait(log: LogHarness) -> None:
+def test_stopped_store_refuses_to_wait(log: ConfigLog) -> None:
     store = log.store()
     store.stop()
     with pytest.raises(ConnectError, match="not running"):

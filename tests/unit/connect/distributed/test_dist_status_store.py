@@ -7,12 +7,18 @@ Kafka Connect's exact JSON rebuild the same statuses; put_safe follows Kafka's r
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from broker_process import BrokerProcess
+from dist_store_fixtures import (
+    BROKER_CONFIG,
+    WAIT_S,
+    LogHarness,
+    log_fixtures,
+    partition_records,
+    produce_raw,
+)
 
 from connect.runtime.distributed.status_store import (
     ConnectorStatus,
@@ -22,67 +28,24 @@ from connect.runtime.distributed.status_store import (
     TopicStatus,
 )
 from connect.runtime.herder import ConnectorTaskId
-from core.backends import LogBackend, OffsetSpec, ProducerRecord, TopicPartition, open_backend
-
-WAIT_S = 15.0
-BROKER_CONFIG = {"num.partitions": "1", "group.initial.rebalance.delay.ms": "0",
-                 "offsets.topic.num.partitions": "4"}
-CLIENT_CONFIG = {"client.id": "dist-status-test", "request.timeout.ms": "15000",
-                 "default.api.timeout.ms": "20000", "delivery.timeout.ms": "20000"}
-
+from core.backends import LogBackend, OffsetSpec, TopicPartition, open_backend
 
 # ---------------------------------------------------------------------- harness
 
-@pytest.fixture(scope="module")
-def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    directory = tmp_path_factory.mktemp("dist-status-broker")
-    broker = BrokerProcess(directory / "data", dict(BROKER_CONFIG), directory / "broker.log")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
+class StatusLog(LogHarness):
+    """Status stores on one log."""
 
-class LogHarness:
-    """Opens backends and status stores on one log; closes everything it opened."""
-
-    def __init__(self, url: str, config: dict[str, str]) -> None:
-        self.url = url
-        self.config = config
-        self.topic = f"connect-status-{uuid.uuid4().hex[:8]}"
-        self._backends: list[LogBackend] = []
-        self._stores: list[StatusBackingStore] = []
-
-    def backend(self) -> LogBackend:
-        backend = open_backend(self.url, self.config)
-        self._backends.append(backend)
-        return backend
+    TOPIC_PREFIX = "connect-status"
 
     def store(self, backend: LogBackend | None = None) -> StatusBackingStore:
         store = StatusBackingStore(backend or self.backend(), topic=self.topic)
-        self._stores.append(store)
+        self.on_close(lambda: store.stop(5.0))
         store.start(WAIT_S)
         return store
 
-    def close(self) -> None:
-        for store in self._stores:
-            store.stop(5.0)
-        for backend in self._backends:
-            backend.close()
 
-
-@pytest.fixture(params=["embedded", pytest.param("kafka", marks=pytest.mark.integration)])
-def log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LogHarness]:
-    if request.param == "embedded":
-        harness = LogHarness(f"embedded:{tmp_path / 'data'}", {"num.partitions": "1"})
-    else:
-        broker = request.getfixturevalue("kafka_broker")
-        harness = LogHarness(f"kafka://{broker.bootstrap}", dict(CLIENT_CONFIG))
-    try:
-        yield harness
-    finally:
-        harness.close()
+kafka_broker, log = log_fixtures(StatusLog, "dist-status")
 
 
 def sync(*stores: StatusBackingStore) -> None:
@@ -95,19 +58,10 @@ def sync(*stores: StatusBackingStore) -> None:
 
 def raw_records(backend: LogBackend, topic: str) -> dict[str, list[bytes | None]]:
     """Every record's value by key, in offset order within each partition."""
-    count = backend.partition_count(topic)
-    tps = [TopicPartition(topic, p) for p in range(count)]
-    positions = backend.list_offsets(tps, OffsetSpec.EARLIEST)
-    ends = backend.list_offsets(tps, OffsetSpec.LATEST)
     out: dict[str, list[bytes | None]] = {}
-    for tp in tps:
-        for _ in range(10_000):
-            if positions[tp] >= ends[tp]:
-                break
-            result = backend.fetch({tp: positions[tp]})[tp]
-            for r in result.records:
-                out.setdefault((r.key or b"").decode(), []).append(r.value)
-            positions[tp] = result.next_offset
+    for partition in range(backend.partition_count(topic)):
+        for key, value in partition_records(backend, TopicPartition(topic, partition)):
+            out.setdefault(key, []).append(value)
     return out
 
 
@@ -116,19 +70,13 @@ def record_count(backend: LogBackend, topic: str) -> int:
     return sum(backend.list_offsets(tps, OffsetSpec.LATEST).values())
 
 
-def produce_raw(backend: LogBackend, topic: str, records: list[tuple[str, str | None]]) -> None:
-    for key, value in records:  # one call each: keeps the order across partitions obvious
-        backend.produce(topic, [ProducerRecord(key=key.encode(),
-                                               value=None if value is None else value.encode())])
-
-
 T0 = ConnectorTaskId("conn-a", 0)
 T1 = ConnectorTaskId("conn-a", 1)
 
 
 # ---------------------------------------------------------------------- tests
 
-def test_writes_use_kafka_connects_exact_keys_and_json(log: LogHarness) -> None:
+def test_writes_use_kafka_connects_exact_keys_and_json(log: StatusLog) -> None:
     store = log.store()
     store.put(ConnectorStatus("conn-a", State.RUNNING, "10.0.0.1:8083", 3))
     store.put(TaskStatus(T1, State.FAILED, "10.0.0.2:8083", 4, trace="Boom\n\tat x"))
@@ -148,14 +96,14 @@ def test_writes_use_kafka_connects_exact_keys_and_json(log: LogHarness) -> None:
     }
 
 
-def test_created_topic_is_compacted_with_five_partitions(log: LogHarness) -> None:
+def test_created_topic_is_compacted_with_five_partitions(log: StatusLog) -> None:
     log.store()
     description = log.backend().describe_topic(log.topic)
     assert len(description.partitions) == 5
     assert description.configs["cleanup.policy"] == "compact"
 
 
-def test_round_trip(log: LogHarness) -> None:
+def test_round_trip(log: StatusLog) -> None:
     store = log.store()
     assert store.get("conn-a") is None and store.connectors() == []
     store.put(ConnectorStatus("conn-a", State.RUNNING, "w1:8083", 1))
@@ -181,7 +129,7 @@ def test_round_trip(log: LogHarness) -> None:
     assert store.get_all_topics("conn-a") == []
 
 
-def test_two_stores_see_each_others_writes(log: LogHarness) -> None:
+def test_two_stores_see_each_others_writes(log: StatusLog) -> None:
     a, b = log.store(), log.store()
     a.put(ConnectorStatus("conn-a", State.RUNNING, "a:8083", 2))
     b.put(TaskStatus(T0, State.RUNNING, "b:8083", 2))
@@ -191,7 +139,7 @@ def test_two_stores_see_each_others_writes(log: LogHarness) -> None:
         assert store.get_task(T0) is not None and store.get_task(T0).worker_id == "b:8083"
 
 
-def test_put_safe_follows_kafkas_rule(log: LogHarness) -> None:
+def test_put_safe_follows_kafkas_rule(log: StatusLog) -> None:
     old, new = log.store(), log.store()  # two workers
     old.put(TaskStatus(T0, State.RUNNING, "old:8083", 5))
     sync(old, new)
@@ -227,7 +175,7 @@ def test_put_safe_follows_kafkas_rule(log: LogHarness) -> None:
     assert new.get_task(T0) == TaskStatus(T0, State.FAILED, "old:8083", 0)
 
 
-def test_stale_unassigned_task_status_is_ignored_when_read(log: LogHarness) -> None:
+def test_stale_unassigned_task_status_is_ignored_when_read(log: StatusLog) -> None:
     store = log.store()
     backend = log.backend()
     running = '{"state":"RUNNING","trace":null,"worker_id":"w1:8083","generation":3}'
@@ -238,13 +186,13 @@ def test_stale_unassigned_task_status_is_ignored_when_read(log: LogHarness) -> N
         ("status-task-conn-a-1", running),
         ("status-task-conn-a-1",
          '{"state":"UNASSIGNED","trace":null,"worker_id":"w2:8083","generation":4}'),
-    ])
+    ], one_call_each=True)
     store.refresh(WAIT_S)
     assert store.get_task(T0) == TaskStatus(T0, State.RUNNING, "w1:8083", 3)
     assert store.get_task(T1) == TaskStatus(T1, State.UNASSIGNED, "w2:8083", 4)
 
 
-def test_topic_written_by_kafka_connect_rebuilds_statuses(log: LogHarness) -> None:
+def test_topic_written_by_kafka_connect_rebuilds_statuses(log: StatusLog) -> None:
     backend = log.backend()
     backend.create_topic(log.topic, 5, {"cleanup.policy": "compact"})
     produce_raw(backend, log.topic, [
@@ -266,7 +214,7 @@ def test_topic_written_by_kafka_connect_rebuilds_statuses(log: LogHarness) -> No
         ("status-connector-bad", "not json"),
         ("status-topic-nonsense", '{"topic":{}}'),
         ("unrelated", '{"a":1}'),
-    ])
+    ], one_call_each=True)
     store = log.store(backend)
     assert store.connectors() == ["my-conn", "old"]
     assert store.get("my-conn") == ConnectorStatus("my-conn", State.RUNNING,
@@ -283,13 +231,13 @@ def test_topic_written_by_kafka_connect_rebuilds_statuses(log: LogHarness) -> No
 
     # A connector tombstone drops its task statuses too, as Kafka's store does. (Records
     # of different partitions have no order, so the tombstone comes in a later read.)
-    produce_raw(backend, log.topic, [("status-connector-old", None)])
+    produce_raw(backend, log.topic, [("status-connector-old", None)], one_call_each=True)
     store.refresh(WAIT_S)
     assert store.get("old") is None and store.get_all("old") == []
     assert store.connectors() == ["my-conn"]
 
 
-def test_delete_connector_writes_tombstones(log: LogHarness) -> None:
+def test_delete_connector_writes_tombstones(log: StatusLog) -> None:
     store = log.store()
     store.put(ConnectorStatus("conn-a", State.RUNNING, "w:1", 1))
     store.put(TaskStatus(T0, State.RUNNING, "w:1", 1))
@@ -309,7 +257,7 @@ def test_delete_connector_writes_tombstones(log: LogHarness) -> None:
     assert restarted.connectors() == ["keep"] and restarted.get_all("conn-a") == []
 
 
-def test_restarted_store_rebuilds_the_same_state(log: LogHarness) -> None:
+def test_restarted_store_rebuilds_the_same_state(log: StatusLog) -> None:
     store = log.store()
     statuses = [ConnectorStatus("conn-a", State.RUNNING, "w:1", 7),
                 TaskStatus(T0, State.RUNNING, "w:2", 7),
