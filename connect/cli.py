@@ -1,8 +1,14 @@
-"""``ferry connect standalone``: one Connect worker with its REST API, until stopped.
+"""``ferry connect standalone|distributed``: one Connect worker with its REST API, until
+stopped.
 
 ::
 
     ferry connect standalone [--log URL] [--rest HOST:PORT] WORKER_CONFIG [CONNECTOR_CONFIG ...]
+    ferry connect distributed [--log URL] [--group-id G] [--rest HOST:PORT]
+                              [--advertised-url URL] [--config FILE]
+
+A distributed worker joins the cluster of every worker with the same group id on the
+same log; connectors are created through the REST API of any of them.
 
 Configs are JSON or Java ``.properties`` files with Kafka's keys, so a
 ``connect-standalone.properties`` copied from a Kafka deployment works. A connector file
@@ -29,6 +35,7 @@ from core.cli.shutdown import ShutdownSignals
 __all__ = [
     "UP_SERVICE",
     "ConnectUpService",
+    "DistributedWorker",
     "StandaloneWorker",
     "load_connector_config",
     "register",
@@ -39,6 +46,8 @@ log = logging.getLogger(__name__)
 
 #: How long the REST server may take to drain on shutdown.
 REST_STOP_TIMEOUT_S = 5.0
+#: The group of ``ferry connect distributed`` without --group-id or group.id (Kafka's).
+DEFAULT_GROUP_ID = "connect-cluster"
 #: Where ``ferry up`` serves the Connect REST API.
 UP_REST_DEFAULT = "127.0.0.1:8083"
 
@@ -58,6 +67,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     standalone.add_argument("connector_configs", metavar="CONNECTOR_CONFIG", nargs="*",
                             help="connectors to create at startup (.properties or JSON)")
     standalone.set_defaults(func=_standalone)
+    distributed = add_command(modes, "distributed",
+                              "run one worker of a Connect cluster and its REST API until "
+                              "Ctrl-C or SIGTERM")
+    distributed.add_argument("--group-id", metavar="G",
+                             help="the cluster's group id (default: group.id from the "
+                                  "config, else connect-cluster)")
+    distributed.add_argument("--rest", metavar="HOST:PORT",
+                             help="where the REST API listens (default: listeners from the "
+                                  "config, else 127.0.0.1:8083)")
+    distributed.add_argument("--advertised-url", metavar="URL",
+                             help="the URL other workers reach this one's REST API at; its "
+                                  "host:port is the worker id (default: the listener)")
+    distributed.add_argument("--config", metavar="FILE",
+                             help="worker settings with Kafka's names (.properties or "
+                                  "JSON), e.g. a connect-distributed.properties")
+    distributed.set_defaults(func=_distributed)
 
 
 def resolve_connect_log_url(flag: str | None, worker_config: dict[str, str]) -> str:
@@ -184,6 +209,143 @@ class StandaloneWorker:
             finally:
                 if backend is not None:
                     backend.close()
+
+
+class DistributedWorker:
+    """A distributed herder, its worker and its REST server on one log URL: what
+    ``ferry connect distributed`` runs. Same structure as ``StandaloneWorker``."""
+
+    def __init__(self, log_url: str, worker_props: Mapping[str, str], *,
+                 group_id: str | None = None, rest_listener: str | None = None,
+                 advertised_url: str | None = None) -> None:
+        """``ConnectError`` for a bad worker config (naming the key), ``CliError`` for a
+        bad ``rest_listener`` or ``advertised_url``."""
+        from connect.rest import RestConfig
+        from connect.rest.config import parse_host_port
+        from connect.runtime.worker_config import DistributedConfig
+
+        props = dict(worker_props)
+        props["group.id"] = group_id or props.get("group.id") or DEFAULT_GROUP_ID
+        self.log_url = log_url
+        self._rest_config = RestConfig.from_worker_config(props)
+        if rest_listener:
+            self._rest_config = self._rest_config.with_listener(
+                *parse_host_port(rest_listener, "--rest"))
+        self._advertised = _parse_advertised_url(advertised_url) if advertised_url else None
+        self._config = DistributedConfig.from_props(props)
+        self._herder: Any = None
+        self._server: Any = None
+        self._sock: Any = None
+        self._backend: Any = None
+        self.worker_id = ""
+        self.advertised_url = ""
+
+    @property
+    def url(self) -> str:
+        return str(self._server.url) if self._server is not None else ""
+
+    @property
+    def herder(self) -> Any:
+        return self._herder
+
+    def start(self) -> None:
+        """Bind the REST port, open the log, read the internal topics, join the group and
+        serve. On failure everything started so far is stopped again."""
+        from connect.rest import RestServer, bind_listener, create_app
+        from connect.runtime.distributed.herder import DistributedHerder
+        from connect.runtime.plugins import Plugins
+        from connect.runtime.process_tuning import tune_gc_for_record_streams
+        from connect.runtime.worker import Worker
+
+        tune_gc_for_record_streams()
+        rest = self._rest_config
+        try:
+            self._sock = bind_listener(rest.host, rest.port)
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise CliError(f"cannot serve the Connect REST API on {rest.host}:{rest.port}: "
+                           f"{reason}") from exc
+        try:
+            self._backend = open_backend(self.log_url)
+            if self._advertised is not None:
+                self.advertised_url, self.worker_id = self._advertised
+            else:
+                self.worker_id = rest.worker_id(self._sock.getsockname()[1])
+                self.advertised_url = f"http://{self.worker_id}"
+            worker = Worker(self._backend, self._config.worker, Plugins())
+            self._herder = DistributedHerder(worker, self._config, worker_id=self.worker_id,
+                                             url=self.advertised_url)
+            self._server = RestServer(create_app(self._herder, rest), sock=self._sock)
+            self._herder.start()
+            self._server.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop serving, stop the work (committing offsets), leave the group, close the
+        log."""
+        server, self._server = self._server, None
+        herder, self._herder = self._herder, None
+        backend, self._backend = self._backend, None
+        sock, self._sock = self._sock, None
+        try:
+            if server is not None:
+                server.stop(REST_STOP_TIMEOUT_S)
+        finally:
+            if sock is not None:
+                sock.close()
+            try:
+                if herder is not None:
+                    herder.stop()
+            finally:
+                if backend is not None:
+                    backend.close()
+
+
+def _parse_advertised_url(url: str) -> tuple[str, str]:
+    """``(url, worker id)`` from ``--advertised-url``: the id is its ``host:port``."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CliError(f"--advertised-url must be an http:// URL such as "
+                       f"http://worker1:8083, not {url!r}")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise CliError(f"--advertised-url {url!r} has a bad port") from None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme}://{host}:{port}", f"{host}:{port}"
+
+
+def _distributed(args: argparse.Namespace) -> int:
+    from connect.api.errors import ConnectError
+
+    worker_props = ({str(k): _text(v) for k, v in _load(args.config).items()}
+                    if args.config else {})
+    url = resolve_connect_log_url(getattr(args, "log", None), worker_props)
+    where = f"worker config {args.config}: " if args.config else ""
+    try:
+        worker = DistributedWorker(url, worker_props, group_id=args.group_id,
+                                   rest_listener=args.rest,
+                                   advertised_url=args.advertised_url)
+    except ConnectError as exc:
+        raise CliError(f"{where}{exc}") from exc
+    configure_server_logging()
+    with ShutdownSignals() as signals:
+        try:
+            worker.start()
+            log.info("Connect worker %s ready on %s in group %s (log %s); stop with Ctrl-C "
+                     "or SIGTERM", worker.worker_id, worker.url,
+                     worker.herder.config.group_id, url)
+            signals.wait()
+            log.info("received %s, stopping the Connect worker", signals.signal_name)
+        except ConnectError as exc:
+            raise CliError(str(exc)) from exc
+        finally:
+            worker.stop()
+    return 0
 
 
 def _standalone(args: argparse.Namespace) -> int:

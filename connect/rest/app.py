@@ -2,7 +2,8 @@
 
 The app is a thin wrapper over one ``Herder``: blueprints parse the request, call one
 herder method and serialise what it returns; ``errors`` turns exceptions into Kafka's
-``{"error_code", "message"}`` bodies. The herder and the parsed ``RestConfig`` live in
+``{"error_code", "message"}`` bodies; ``forwarding`` relays requests a distributed herder
+says must run on another worker. The herder and the parsed ``RestConfig`` live in
 ``app.extensions`` (never in module globals), so tests build as many apps as they like.
 """
 
@@ -12,9 +13,10 @@ from collections.abc import Mapping
 
 from flask import Flask
 
-from connect.rest import connectors, loggers, offsets, openapi, plugins, root, tasks
+from connect.rest import connectors, internal, loggers, offsets, openapi, plugins, root, tasks
 from connect.rest.config import RestConfig
 from connect.rest.errors import register_error_handlers
+from connect.rest.forwarding import register_forwarding
 from connect.rest.logger_levels import LoggerLevels
 from connect.rest.params import HERDER_KEY, REST_CONFIG_KEY
 from connect.runtime.herder import Herder
@@ -34,8 +36,12 @@ def create_app(herder: Herder,
     app.extensions[HERDER_KEY] = herder
     app.extensions[REST_CONFIG_KEY] = rest_config
     register_error_handlers(app)
+    register_forwarding(app)
     for blueprint in (root.bp, connectors.bp, tasks.bp, offsets.bp, plugins.bp, openapi.bp):
         app.register_blueprint(blueprint)
+    if isinstance(herder, internal.InternalRequestHerder):
+        # Worker-to-worker endpoints exist only where a herder serves them (distributed).
+        app.register_blueprint(internal.bp)
     if rest_config.admin_enabled:
         app.extensions[loggers.LOGGER_LEVELS_KEY] = LoggerLevels()
         app.register_blueprint(loggers.bp)

@@ -6,9 +6,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect.api.config import ConfigDef, ConfigType, Importance, Range
+from connect.api.config import (
+    CaseInsensitiveValidString,
+    ConfigDef,
+    ConfigType,
+    Importance,
+    NonEmptyString,
+    Range,
+)
+from connect.api.errors import ConfigError
 
-__all__ = ["WORKER_CONFIG_DEF", "WorkerConfig"]
+__all__ = ["DISTRIBUTED_CONFIG_DEF", "WORKER_CONFIG_DEF", "DistributedConfig", "WorkerConfig"]
 
 WORKER_CONFIG_DEF = (
     ConfigDef()
@@ -85,3 +93,182 @@ class WorkerConfig:
     def with_prefix(self, prefix: str) -> dict[str, str]:
         """Original keys under ``prefix``, the prefix removed."""
         return {k[len(prefix):]: v for k, v in self.originals.items() if k.startswith(prefix)}
+
+
+#: Key-signing algorithms a worker can use for internal requests (KIP-507): Java's Mac names.
+HMAC_ALGORITHMS = ("HmacSHA256", "HmacSHA384", "HmacSHA512", "HmacSHA1")
+
+#: The worker keys of distributed mode (Kafka's ``DistributedConfig``), on top of
+#: ``WORKER_CONFIG_DEF``. Defaults are Kafka's, except that the internal topics have
+#: default names and replication factors of -1 (the log's default), as Ferry's single-node
+#: broker and the embedded log have no three replicas to offer.
+DISTRIBUTED_CONFIG_DEF = (
+    ConfigDef(WORKER_CONFIG_DEF)
+    .define("group.id", ConfigType.STRING, validator=NonEmptyString(),
+            importance=Importance.HIGH,
+            documentation="The group of the Connect cluster: workers with the same group id "
+            "share connectors and tasks.")
+    .define("config.storage.topic", ConfigType.STRING, default="connect-configs",
+            validator=NonEmptyString(), importance=Importance.HIGH,
+            documentation="The compacted single-partition topic of connector and task "
+            "configs, target states, restart requests and the session key.")
+    .define("config.storage.replication.factor", ConfigType.SHORT, default=-1,
+            importance=Importance.LOW,
+            documentation="Replication factor of the config topic; -1 for the default.")
+    .define("status.storage.topic", ConfigType.STRING, default="connect-status",
+            validator=NonEmptyString(), importance=Importance.HIGH,
+            documentation="The compacted topic of connector and task statuses.")
+    .define("status.storage.partitions", ConfigType.INT, default=5,
+            validator=Range.at_least(1), importance=Importance.LOW,
+            documentation="Partitions of the status topic when the worker creates it.")
+    .define("status.storage.replication.factor", ConfigType.SHORT, default=-1,
+            importance=Importance.LOW,
+            documentation="Replication factor of the status topic; -1 for the default.")
+    .define("session.timeout.ms", ConfigType.INT, default=10000, validator=Range.at_least(1),
+            importance=Importance.HIGH,
+            documentation="How long the group coordinator waits for a worker's heartbeat "
+            "before it takes the worker out of the group.")
+    .define("heartbeat.interval.ms", ConfigType.INT, default=3000,
+            validator=Range.at_least(1), importance=Importance.HIGH,
+            documentation="How often a worker heartbeats; below session.timeout.ms.")
+    .define("rebalance.timeout.ms", ConfigType.INT, default=60000,
+            validator=Range.at_least(1), importance=Importance.HIGH,
+            documentation="How long the coordinator waits for every worker to rejoin in a "
+            "rebalance.")
+    .define("scheduled.rebalance.max.delay.ms", ConfigType.INT, default=300000,
+            validator=Range.at_least(0), importance=Importance.LOW,
+            documentation="How long the connectors and tasks of a departed worker stay "
+            "unassigned, waiting for it to return, before they are reassigned (KIP-415); 0 "
+            "reassigns them at once.")
+    .define("connect.protocol", ConfigType.STRING, default="sessioned",
+            validator=CaseInsensitiveValidString.in_("eager", "compatible", "sessioned"),
+            importance=Importance.LOW,
+            documentation="The worker group protocol: compatible (incremental cooperative "
+            "rebalancing) or sessioned (the same, with signed internal requests). eager is "
+            "refused.")
+    .define("worker.sync.timeout.ms", ConfigType.INT, default=3000,
+            validator=Range.at_least(1), importance=Importance.MEDIUM,
+            documentation="How long a worker may take to read the config topic to the "
+            "position an assignment names before it gives up and rejoins.")
+    .define("worker.unsync.backoff.ms", ConfigType.INT, default=300000,
+            validator=Range.at_least(0), importance=Importance.MEDIUM,
+            documentation="Kafka's back-off before a worker that could not read the "
+            "config topic in time rejoins. Accepted and unused: a Ferry worker keeps its "
+            "assignment, goes on reading, and starts the work once it has read to the "
+            "assignment's offset.")
+    .define("inter.worker.key.ttl.ms", ConfigType.INT, default=3600000,
+            validator=Range.between(0, 2**31 - 1), importance=Importance.LOW,
+            documentation="How long the leader uses a session key for signing internal "
+            "requests before it distributes a new one.")
+    .define("inter.worker.key.generation.algorithm", ConfigType.STRING,
+            default="HmacSHA256", validator=CaseInsensitiveValidString.in_(*HMAC_ALGORITHMS),
+            importance=Importance.LOW,
+            documentation="The algorithm of the session keys the leader generates.")
+    .define("inter.worker.key.size", ConfigType.INT, default=None, importance=Importance.LOW,
+            documentation="Session key size in bits; unset for the algorithm's default "
+            "(its digest size).")
+    .define("inter.worker.signature.algorithm", ConfigType.STRING, default="HmacSHA256",
+            validator=CaseInsensitiveValidString.in_(*HMAC_ALGORITHMS),
+            importance=Importance.LOW,
+            documentation="The algorithm a worker signs its internal requests with.")
+    .define("inter.worker.verification.algorithms", ConfigType.LIST,
+            default=["HmacSHA256"], importance=Importance.LOW,
+            documentation="The algorithms a worker accepts on signed internal requests.")
+    .define("retry.backoff.ms", ConfigType.LONG, default=100, validator=Range.at_least(0),
+            importance=Importance.LOW,
+            documentation="The first pause before retrying a failed group or forwarded "
+            "request.")
+)
+
+#: Keys of the ``*.storage.`` prefixes that are not topic settings (KIP-605).
+_STORAGE_KEYS = {"topic", "partitions", "replication.factor"}
+
+
+@dataclass(frozen=True)
+class DistributedConfig:
+    """A distributed worker's settings: the common ``worker`` settings plus group
+    membership, the config and status topics and internal request signing."""
+
+    worker: WorkerConfig
+    group_id: str
+    config_storage_topic: str
+    config_storage_replication_factor: int
+    status_storage_topic: str
+    status_storage_partitions: int
+    status_storage_replication_factor: int
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    rebalance_timeout_ms: int
+    scheduled_rebalance_max_delay_ms: int
+    connect_protocol: str
+    worker_sync_timeout_ms: int
+    worker_unsync_backoff_ms: int
+    inter_worker_key_ttl_ms: int
+    inter_worker_key_generation_algorithm: str
+    inter_worker_key_size: int | None
+    inter_worker_signature_algorithm: str
+    inter_worker_verification_algorithms: list[str]
+    retry_backoff_ms: int
+
+    @classmethod
+    def from_props(cls, props: Mapping[str, Any] | None = None) -> DistributedConfig:
+        """Parse ``props``; raises ``ConfigError`` naming the first bad key."""
+        raw = {k: str(v) for k, v in (props or {}).items()}
+        p = DISTRIBUTED_CONFIG_DEF.parse(raw)
+        algorithms = [_java_algorithm(a) for a in p["inter.worker.verification.algorithms"]]
+        signature = _java_algorithm(p["inter.worker.signature.algorithm"])
+        if signature not in algorithms:
+            raise ConfigError("inter.worker.verification.algorithms",
+                              f"must include the signature algorithm {signature} "
+                              "(inter.worker.signature.algorithm)",
+                              value=",".join(algorithms))
+        for a in algorithms:
+            if a not in HMAC_ALGORITHMS:
+                raise ConfigError("inter.worker.verification.algorithms",
+                                  f"{a} is not one of {', '.join(HMAC_ALGORITHMS)}", value=a)
+        if p["heartbeat.interval.ms"] >= p["session.timeout.ms"]:
+            raise ConfigError("heartbeat.interval.ms", "must be lower than session.timeout.ms "
+                              f"({p['session.timeout.ms']})", value=p["heartbeat.interval.ms"])
+        if p["connect.protocol"].lower() == "eager":
+            raise ConfigError("connect.protocol", "the eager protocol is not supported; use "
+                              "compatible or sessioned", value="eager")
+        return cls(
+            worker=WorkerConfig.from_props(raw),
+            group_id=p["group.id"],
+            config_storage_topic=p["config.storage.topic"],
+            config_storage_replication_factor=p["config.storage.replication.factor"],
+            status_storage_topic=p["status.storage.topic"],
+            status_storage_partitions=p["status.storage.partitions"],
+            status_storage_replication_factor=p["status.storage.replication.factor"],
+            session_timeout_ms=p["session.timeout.ms"],
+            heartbeat_interval_ms=p["heartbeat.interval.ms"],
+            rebalance_timeout_ms=p["rebalance.timeout.ms"],
+            scheduled_rebalance_max_delay_ms=p["scheduled.rebalance.max.delay.ms"],
+            connect_protocol=p["connect.protocol"].lower(),
+            worker_sync_timeout_ms=p["worker.sync.timeout.ms"],
+            worker_unsync_backoff_ms=p["worker.unsync.backoff.ms"],
+            inter_worker_key_ttl_ms=p["inter.worker.key.ttl.ms"],
+            inter_worker_key_generation_algorithm=_java_algorithm(
+                p["inter.worker.key.generation.algorithm"]),
+            inter_worker_key_size=p["inter.worker.key.size"],
+            inter_worker_signature_algorithm=signature,
+            inter_worker_verification_algorithms=algorithms,
+            retry_backoff_ms=p["retry.backoff.ms"])
+
+    def storage_topic_settings(self, prefix: str) -> dict[str, str]:
+        """Extra topic configs under ``config.storage.``, ``offset.storage.`` or
+        ``status.storage.`` (KIP-605), for creating that topic."""
+        return {k: v for k, v in self.worker.with_prefix(prefix).items()
+                if k not in _STORAGE_KEYS}
+
+    def replication_factor(self, value: int) -> int | None:
+        """A ``*.replication.factor`` for ``create_topic``: None for the log's default."""
+        return None if value < 1 else value
+
+
+def _java_algorithm(name: str) -> str:
+    """An algorithm name in Java's spelling (``hmacsha256`` → ``HmacSHA256``)."""
+    for known in HMAC_ALGORITHMS:
+        if known.lower() == name.strip().lower():
+            return known
+    return name.strip()

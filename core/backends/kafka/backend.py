@@ -58,6 +58,11 @@ class KafkaBackend(LogBackend):
         log.debug("kafka backend for %s", backend.url)
         return backend
 
+    @property
+    def cluster_id(self) -> str | None:
+        """The cluster id of the last metadata response (None before the first)."""
+        return self._client.metadata.cluster_id
+
     # ------------------------------------------------------------------ topic admin
 
     def create_topic(self, name: str, partitions: int | None = None,
