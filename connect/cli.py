@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.backends import open_backend
-from core.cli.errors import CliError
+from core.cli.errors import CliError, cannot_listen
 from core.cli.logging_setup import configure_server_logging
 from core.cli.options import DEFAULT_LOG_URL, LOG_ENV_VAR, add_command
 from core.cli.shutdown import ShutdownSignals
@@ -132,113 +132,26 @@ def _create(herder: Any, name: str, config: dict[str, str]) -> None:
     log.info("created connector %s", name)
 
 
-class StandaloneWorker:
-    """A standalone herder, its worker and its REST server on one log URL: what
-    ``ferry connect standalone`` runs, and what ``ferry up`` runs beside the broker."""
+class _WorkerProcess:
+    """A herder, its worker and its REST server on one log URL; subclasses make the
+    herder. ``start`` binds the REST port, opens the log, starts the herder and serves;
+    on failure everything started so far is stopped again."""
 
     def __init__(self, log_url: str, worker_props: Mapping[str, str],
-                 rest_listener: str | None = None) -> None:
-        """``ConnectError`` for a bad worker config (naming the key), ``CliError`` for a
-        bad ``rest_listener``."""
+                 rest_listener: str | None) -> None:
         from connect.rest import RestConfig
         from connect.rest.config import parse_host_port
-        from connect.runtime.worker_config import WorkerConfig
 
         self.log_url = log_url
         self._rest_config = RestConfig.from_worker_config(worker_props)
         if rest_listener:
             self._rest_config = self._rest_config.with_listener(
                 *parse_host_port(rest_listener, "--rest"))
-        self._worker_config = WorkerConfig.from_props(worker_props)
         self._herder: Any = None
         self._server: Any = None
         self._sock: Any = None
         self._backend: Any = None
         self.worker_id = ""
-
-    @property
-    def url(self) -> str:
-        return str(self._server.url) if self._server is not None else ""
-
-    def start(self, connectors: Sequence[tuple[str, dict[str, str]]] = ()) -> None:
-        """Bind the REST port, open the log, start the herder, create ``connectors`` and
-        serve. On failure everything started so far is stopped again."""
-        from connect.rest import RestServer, bind_listener, create_app
-        from connect.runtime.plugins import Plugins
-        from connect.runtime.process_tuning import tune_gc_for_record_streams
-        from connect.runtime.standalone_herder import StandaloneHerder
-        from connect.runtime.worker import Worker
-
-        tune_gc_for_record_streams()
-        rest = self._rest_config
-        try:
-            self._sock = bind_listener(rest.host, rest.port)
-        except OSError as exc:
-            reason = os.strerror(exc.errno) if exc.errno else str(exc)
-            raise CliError(f"cannot serve the Connect REST API on {rest.host}:{rest.port}: "
-                           f"{reason}") from exc
-        try:
-            self._backend = open_backend(self.log_url)
-            self.worker_id = rest.worker_id(self._sock.getsockname()[1])
-            self._herder = StandaloneHerder(
-                Worker(self._backend, self._worker_config, Plugins()), self.worker_id)
-            self._server = RestServer(create_app(self._herder, rest), sock=self._sock)
-            self._herder.start()
-            for name, config in connectors:
-                _create(self._herder, name, config)
-            self._server.start()
-        except BaseException:
-            self.stop()
-            raise
-
-    def stop(self) -> None:
-        """Stop serving, stop the connectors (committing their offsets), close the log."""
-        server, self._server = self._server, None
-        herder, self._herder = self._herder, None
-        backend, self._backend = self._backend, None
-        sock, self._sock = self._sock, None
-        try:
-            if server is not None:
-                server.stop(REST_STOP_TIMEOUT_S)
-        finally:
-            if sock is not None:
-                sock.close()
-            try:
-                if herder is not None:
-                    herder.stop()
-            finally:
-                if backend is not None:
-                    backend.close()
-
-
-class DistributedWorker:
-    """A distributed herder, its worker and its REST server on one log URL: what
-    ``ferry connect distributed`` runs. Same structure as ``StandaloneWorker``."""
-
-    def __init__(self, log_url: str, worker_props: Mapping[str, str], *,
-                 group_id: str | None = None, rest_listener: str | None = None,
-                 advertised_url: str | None = None) -> None:
-        """``ConnectError`` for a bad worker config (naming the key), ``CliError`` for a
-        bad ``rest_listener`` or ``advertised_url``."""
-        from connect.rest import RestConfig
-        from connect.rest.config import parse_host_port
-        from connect.runtime.worker_config import DistributedConfig
-
-        props = dict(worker_props)
-        props["group.id"] = group_id or props.get("group.id") or DEFAULT_GROUP_ID
-        self.log_url = log_url
-        self._rest_config = RestConfig.from_worker_config(props)
-        if rest_listener:
-            self._rest_config = self._rest_config.with_listener(
-                *parse_host_port(rest_listener, "--rest"))
-        self._advertised = _parse_advertised_url(advertised_url) if advertised_url else None
-        self._config = DistributedConfig.from_props(props)
-        self._herder: Any = None
-        self._server: Any = None
-        self._sock: Any = None
-        self._backend: Any = None
-        self.worker_id = ""
-        self.advertised_url = ""
 
     @property
     def url(self) -> str:
@@ -248,43 +161,36 @@ class DistributedWorker:
     def herder(self) -> Any:
         return self._herder
 
+    def _make_herder(self, backend: Any, bound_port: int) -> Any:
+        raise NotImplementedError
+
+    def _started(self) -> None:
+        """Runs after the herder started, before the REST API serves."""
+
     def start(self) -> None:
-        """Bind the REST port, open the log, read the internal topics, join the group and
-        serve. On failure everything started so far is stopped again."""
         from connect.rest import RestServer, bind_listener, create_app
-        from connect.runtime.distributed.herder import DistributedHerder
-        from connect.runtime.plugins import Plugins
         from connect.runtime.process_tuning import tune_gc_for_record_streams
-        from connect.runtime.worker import Worker
 
         tune_gc_for_record_streams()
         rest = self._rest_config
         try:
             self._sock = bind_listener(rest.host, rest.port)
         except OSError as exc:
-            reason = os.strerror(exc.errno) if exc.errno else str(exc)
-            raise CliError(f"cannot serve the Connect REST API on {rest.host}:{rest.port}: "
-                           f"{reason}") from exc
+            raise cannot_listen("the Connect REST API", f"{rest.host}:{rest.port}",
+                                exc) from exc
         try:
             self._backend = open_backend(self.log_url)
-            if self._advertised is not None:
-                self.advertised_url, self.worker_id = self._advertised
-            else:
-                self.worker_id = rest.worker_id(self._sock.getsockname()[1])
-                self.advertised_url = f"http://{self.worker_id}"
-            worker = Worker(self._backend, self._config.worker, Plugins())
-            self._herder = DistributedHerder(worker, self._config, worker_id=self.worker_id,
-                                             url=self.advertised_url)
+            self._herder = self._make_herder(self._backend, self._sock.getsockname()[1])
             self._server = RestServer(create_app(self._herder, rest), sock=self._sock)
             self._herder.start()
+            self._started()
             self._server.start()
         except BaseException:
             self.stop()
             raise
 
     def stop(self) -> None:
-        """Stop serving, stop the work (committing offsets), leave the group, close the
-        log."""
+        """Stop serving, stop the work (committing offsets), close the log."""
         server, self._server = self._server, None
         herder, self._herder = self._herder, None
         backend, self._backend = self._backend, None
@@ -301,6 +207,73 @@ class DistributedWorker:
             finally:
                 if backend is not None:
                     backend.close()
+
+
+class StandaloneWorker(_WorkerProcess):
+    """A standalone herder, its worker and its REST server on one log URL: what
+    ``ferry connect standalone`` runs, and what ``ferry up`` runs beside the broker."""
+
+    def __init__(self, log_url: str, worker_props: Mapping[str, str],
+                 rest_listener: str | None = None) -> None:
+        """``ConnectError`` for a bad worker config (naming the key), ``CliError`` for a
+        bad ``rest_listener``."""
+        from connect.runtime.worker_config import WorkerConfig
+
+        super().__init__(log_url, worker_props, rest_listener)
+        self._worker_config = WorkerConfig.from_props(worker_props)
+        self._connectors: Sequence[tuple[str, dict[str, str]]] = ()
+
+    def start(self, connectors: Sequence[tuple[str, dict[str, str]]] = ()) -> None:
+        """Start, then create ``connectors`` before the REST API serves."""
+        self._connectors = connectors
+        super().start()
+
+    def _make_herder(self, backend: Any, bound_port: int) -> Any:
+        from connect.runtime.plugins import Plugins
+        from connect.runtime.standalone_herder import StandaloneHerder
+        from connect.runtime.worker import Worker
+
+        self.worker_id = self._rest_config.worker_id(bound_port)
+        return StandaloneHerder(Worker(backend, self._worker_config, Plugins()),
+                                self.worker_id)
+
+    def _started(self) -> None:
+        for name, config in self._connectors:
+            _create(self._herder, name, config)
+
+
+class DistributedWorker(_WorkerProcess):
+    """A distributed herder, its worker and its REST server on one log URL: what
+    ``ferry connect distributed`` runs. ``start`` also reads the internal topics and
+    joins the group."""
+
+    def __init__(self, log_url: str, worker_props: Mapping[str, str], *,
+                 group_id: str | None = None, rest_listener: str | None = None,
+                 advertised_url: str | None = None) -> None:
+        """``ConnectError`` for a bad worker config (naming the key), ``CliError`` for a
+        bad ``rest_listener`` or ``advertised_url``."""
+        from connect.runtime.worker_config import DistributedConfig
+
+        props = dict(worker_props)
+        props["group.id"] = group_id or props.get("group.id") or DEFAULT_GROUP_ID
+        super().__init__(log_url, props, rest_listener)
+        self._advertised = _parse_advertised_url(advertised_url) if advertised_url else None
+        self._config = DistributedConfig.from_props(props)
+        self.advertised_url = ""
+
+    def _make_herder(self, backend: Any, bound_port: int) -> Any:
+        from connect.runtime.distributed.herder import DistributedHerder
+        from connect.runtime.plugins import Plugins
+        from connect.runtime.worker import Worker
+
+        if self._advertised is not None:
+            self.advertised_url, self.worker_id = self._advertised
+        else:
+            self.worker_id = self._rest_config.worker_id(bound_port)
+            self.advertised_url = f"http://{self.worker_id}"
+        worker = Worker(backend, self._config.worker, Plugins())
+        return DistributedHerder(worker, self._config, worker_id=self.worker_id,
+                                 url=self.advertised_url)
 
 
 def _parse_advertised_url(url: str) -> tuple[str, str]:

@@ -19,7 +19,7 @@ import logging
 import os
 import time
 
-from core.cli.errors import CliError
+from core.cli.errors import CliError, cannot_listen
 from core.cli.logging_setup import configure_server_logging
 from core.cli.options import DEFAULT_LOG_URL, LOG_ENV_VAR, add_command
 from core.cli.shutdown import ShutdownSignals
@@ -114,9 +114,7 @@ class RegistryUpService:
         except RegistryConfigError as exc:
             raise CliError(str(exc)) from exc
         except OSError as exc:
-            reason = os.strerror(exc.errno) if exc.errno else str(exc)
-            raise CliError(f"cannot serve the Schema Registry on {args.registry_listen}: "
-                           f"{reason}") from exc
+            raise cannot_listen("the Schema Registry", args.registry_listen, exc) from exc
         log.info("Schema Registry on %s", service.url)
         return service
 
