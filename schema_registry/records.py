@@ -10,6 +10,7 @@ key written here replaces one written by Confluent's registry and vice versa)::
     DELETE_SUBJECT  {"keytype":"DELETE_SUBJECT","subject":"s","magic":0}
     CLEAR_SUBJECT   {"keytype":"CLEAR_SUBJECT","subject":"s","magic":0}
     NOOP            {"keytype":"NOOP","magic":0}
+    NOOP, magic 1   {"keytype":"NOOP","magic":1}   (Ferry: the highest id ever issued)
 
 Values are JSON objects (see each record class); a null value is a tombstone: the permanent
 delete of a schema version, or the removal of a config or mode. Decoding is lenient, as a
@@ -31,6 +32,7 @@ __all__ = [
     "ConfigRecord",
     "DeleteSubjectRecord",
     "MalformedRecordError",
+    "MaxIdRecord",
     "ModeRecord",
     "NoopRecord",
     "Record",
@@ -97,12 +99,26 @@ class ClearSubjectRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class MaxIdRecord:
+    """Ferry's own marker, ``{"maxId": N}`` under the key ``{"keytype":"NOOP","magic":1}``:
+    the highest schema id ever issued. A permanent delete tombstones the versions of a
+    schema; once compaction has removed their records, nothing else in the topic would
+    remember the id, and a restarted registry would issue it again. The leader writes
+    this marker before every permanent delete, and compaction keeps its latest value, so
+    ids are never reused. Its key is a NOOP key to registries that do not know it (they
+    skip NOOP records), with its own bytes so that Confluent's NOOP tombstones never
+    compact it away."""
+
+    max_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class NoopRecord:
     """A marker with a null value (Confluent writes one to find the log end)."""
 
 
 Record = SchemaRecord | ConfigRecord | ModeRecord | DeleteSubjectRecord | ClearSubjectRecord | \
-    NoopRecord
+    NoopRecord | MaxIdRecord
 
 
 def _dumps(obj: Any) -> bytes:
@@ -141,6 +157,8 @@ def encode_record(record: Record) -> tuple[bytes, bytes | None]:
         return key, _dumps({"subject": record.subject})
     if isinstance(record, NoopRecord):
         return _dumps({"keytype": "NOOP", "magic": 0}), None
+    if isinstance(record, MaxIdRecord):
+        return _dumps({"keytype": "NOOP", "magic": 1}), _dumps({"maxId": record.max_id})
     raise TypeError(f"not a _schemas record: {record!r}")
 
 
@@ -187,6 +205,8 @@ def decode_record(key: bytes | None, value: bytes | None) -> Record | None:
             raise MalformedRecordError(f"CLEAR_SUBJECT value {value!r} lacks a subject")
         return ClearSubjectRecord(subject)
     if keytype == "NOOP":
+        if k.get("magic") == 1 and v is not None and _is_int(v.get("maxId")):
+            return MaxIdRecord(v["maxId"])
         return NoopRecord()
     return None
 

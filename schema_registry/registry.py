@@ -29,6 +29,7 @@ from schema_registry import errors as e
 from schema_registry.records import (
     ConfigRecord,
     DeleteSubjectRecord,
+    MaxIdRecord,
     ModeRecord,
     Record,
     SchemaRecord,
@@ -379,7 +380,8 @@ class SchemaRegistry:
                 if live:
                     raise e.SubjectNotSoftDeletedError(subject)
                 self._check_unreferenced(versions)
-                records = [SchemaRecord(subject, v.version) for v in versions]
+                records = [MaxIdRecord(self.state.max_id)]
+                records += [SchemaRecord(subject, v.version) for v in versions]
                 if self.state.config(subject) is not None:
                     records.append(ConfigRecord(subject, None))
                 if self.state.mode(subject) is not None:
@@ -415,14 +417,14 @@ class SchemaRegistry:
                 if not entry.deleted:
                     raise e.VersionNotSoftDeletedError(subject, entry.version)
                 self._check_unreferenced([entry])
-                record = SchemaRecord(subject, entry.version)
+                records = [MaxIdRecord(self.state.max_id), SchemaRecord(subject, entry.version)]
             else:
                 if entry.deleted:
                     raise e.VersionSoftDeletedError(subject, entry.version)
                 self._check_unreferenced([entry])
-                record = SchemaRecord(subject, entry.version, entry.id, entry.schema_type,
-                                      entry.schema, entry.references, True)
-        self.store.write([record])
+                records = [SchemaRecord(subject, entry.version, entry.id, entry.schema_type,
+                                        entry.schema, entry.references, True)]
+        self.store.write(records)
         log.info("%s deleted subject %s version %d", "permanently" if permanent else "soft",
                  subject, entry.version)
         return entry.version

@@ -35,6 +35,7 @@ from schema_registry.records import (
     ClearSubjectRecord,
     ConfigRecord,
     DeleteSubjectRecord,
+    MaxIdRecord,
     ModeRecord,
     NoopRecord,
     Record,
@@ -124,6 +125,8 @@ class RegistryState:
                 for number, entry in list(self._subjects.get(record.subject, {}).items()):
                     if entry.deleted:
                         self._remove_version(record.subject, number)
+            elif isinstance(record, MaxIdRecord):
+                self._max_id = max(self._max_id, record.max_id)
             elif isinstance(record, NoopRecord):
                 pass
 

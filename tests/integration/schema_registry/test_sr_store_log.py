@@ -75,6 +75,34 @@ def test_restart_keeps_ids_and_never_reuses_a_deleted_one(tmp_path: Path):
         again.stop()
 
 
+def test_ids_are_not_reused_after_compaction_removed_a_deleted_schema(tmp_path: Path):
+    """After a permanent delete of the schema holding the highest id, compaction removes
+    its versions' records (tombstones included, after delete.retention.ms). The log is
+    rebuilt here as compaction would leave it: every record but those of subject b."""
+    url = f"embedded:{tmp_path / 'log'}"
+    service = _start(url)
+    try:
+        assert _register(service, "a", A) == 1
+        assert _register(service, "b", B) == 2
+        requests.delete(f"{service.url}/subjects/b", timeout=30).raise_for_status()
+        requests.delete(f"{service.url}/subjects/b?permanent=true", timeout=30) \
+            .raise_for_status()
+        records = _read_topic(url)
+    finally:
+        service.stop()
+    kept = [(k, v) for k, v in records if b'"subject":"b"' not in k]
+    assert (b'{"keytype":"NOOP","magic":1}', b'{"maxId":2}') in kept
+    compacted = f"embedded:{tmp_path / 'compacted'}"
+    with open_backend(compacted) as backend:
+        backend.create_topic("_schemas", 1, {"cleanup.policy": "compact"})
+        backend.produce("_schemas", [ProducerRecord(k, v) for k, v in kept])
+    again = _start(compacted)
+    try:
+        assert _register(again, "c", C) == 3
+    finally:
+        again.stop()
+
+
 def test_writes_are_confluent_records(tmp_path: Path):
     url = f"embedded:{tmp_path / 'log'}"
     service = _start(url)

@@ -11,6 +11,7 @@ from schema_registry.records import (
     ConfigRecord,
     DeleteSubjectRecord,
     MalformedRecordError,
+    MaxIdRecord,
     ModeRecord,
     NoopRecord,
     SchemaRecord,
@@ -194,3 +195,17 @@ def test_references_resolve_even_when_the_referenced_version_comes_later():
     state.apply(_schema("users", 1, 1, '{"type":"record","name":"User","fields":[]}'))
     assert state.fingerprint_of(2) is not None
     assert [v.subject for v in state.referencing("users", 1)] == ["orders"]
+
+
+def test_the_max_id_marker_is_a_noop_key_of_its_own_and_outlives_compaction():
+    key, value = encode_record(MaxIdRecord(7))
+    assert (key, value) == (b'{"keytype":"NOOP","magic":1}', b'{"maxId":7}')
+    assert key != encode_record(NoopRecord())[0]  # a NOOP tombstone never compacts it away
+    assert decode_record(key, value) == MaxIdRecord(7)
+    assert decode_record(b'{"keytype":"NOOP","magic":0}', None) == NoopRecord()
+    # What compaction leaves after a permanent delete of the highest id: the version's
+    # records are gone, the marker written before the tombstone is not.
+    state = RegistryState()
+    for record in (_schema("a", 1, 1), MaxIdRecord(2)):
+        state.apply(record)
+    assert state.schema(2) is None and state.max_id == 2
