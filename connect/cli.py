@@ -363,6 +363,19 @@ class ConnectUpService:
         parser.add_argument("--no-connect", action="store_true",
                             help="do not run a Connect worker")
 
+    def check(self, args: argparse.Namespace) -> None:
+        from connect.api.errors import ConnectError
+        from connect.rest.config import parse_host_port
+
+        if args.no_connect:
+            return
+        try:
+            parse_host_port(args.connect_rest, "--connect-rest")
+        except ConnectError as exc:
+            raise CliError(f"--connect-rest {args.connect_rest!r}: {exc}") from exc
+        if args.connect_config:
+            _load(args.connect_config)
+
     def start(self, args: argparse.Namespace, log_url: str, data_dir: str
               ) -> StandaloneWorker | None:
         from connect.api.errors import ConnectError

@@ -101,14 +101,28 @@ class RegistryUpService:
         parser.add_argument("--no-registry", action="store_true",
                             help="do not run a Schema Registry")
 
+    def check(self, args: argparse.Namespace) -> None:
+        from schema_registry.config import parse_host_port
+
+        if args.no_registry:
+            return
+        try:
+            parse_host_port(args.registry_listen, "--registry-listen")
+            RegistryConfig.from_props(_load(args.registry_config)
+                                      if args.registry_config else {})
+        except RegistryConfigError as exc:
+            raise CliError(str(exc)) from exc
+
     def start(self, args: argparse.Namespace, log_url: str, data_dir: str) -> object | None:
+        from schema_registry.config import parse_host_port
         from schema_registry.service import RegistryService
 
         if args.no_registry:
             return None
         try:
             props = _load(args.registry_config) if args.registry_config else {}
-            service = RegistryService(log_url, listen=args.registry_listen,
+            listen = parse_host_port(args.registry_listen, "--registry-listen")
+            service = RegistryService(log_url, listen=listen,
                                       config=RegistryConfig.from_props(props))
             service.start(wait_ready=30)
         except RegistryConfigError as exc:

@@ -6,9 +6,10 @@ entry-point group ``ferry.up_services`` (Connect's worker, the Schema Registry),
 share that runtime through ``embedded:`` backends on the same directory.
 
 A service entry point names an object with ``name``, ``add_arguments(parser)`` (its
-``ferry up`` flags) and ``start(args, log_url, data_dir)``, which returns a running
-service with ``stop()`` (or None when its flags turned it off) and raises ``CliError``
-for bad input. Services start after the log is open and stop before it closes.
+``ferry up`` flags), optionally ``check(args)`` (raises ``CliError`` for bad flags; every service's
+check runs before anything starts) and ``start(args, log_url, data_dir)``, which returns
+a running service with ``stop()`` (or None when its flags turned it off). Services start
+after the log is open and stop before it closes.
 """
 
 from __future__ import annotations
@@ -97,6 +98,10 @@ def _up(args: argparse.Namespace) -> int:
     from core.broker.server import parse_listener
 
     data_dir = _data_dir(args)
+    for service in _services():
+        check = getattr(service, "check", None)  # optional for third-party services
+        if check is not None:
+            check(args)
     configure_server_logging()
     try:
         asyncio.run(_run(data_dir, parse_listener(args.listen), args))

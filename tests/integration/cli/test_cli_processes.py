@@ -203,3 +203,16 @@ def test_up_runs_the_schema_registry_on_the_same_log(ferry: Ferry) -> None:
     finally:
         assert stop(proc, signal.SIGTERM) == 0
     assert b"Traceback" not in log.rest()
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (["--registry-listen", "nonsense"], "--registry-listen 'nonsense'"),
+    (["--connect-rest", "127.0.0.1:notaport"], "--connect-rest '127.0.0.1:notaport'"),
+    (["--connect-config", "/nonexistent/worker.properties"], "/nonexistent/worker.properties"),
+])
+def test_up_rejects_bad_service_flags_before_opening_the_log(ferry: Ferry, flags, fragment):
+    data_dir = ferry.tmp_path / "data"
+    result = ferry.run("up", "--data-dir", str(data_dir), "--listen",
+                       f"127.0.0.1:{free_port()}", *flags, log=False)
+    assert_one_error_line(result, fragment)
+    assert not data_dir.exists()
