@@ -15,10 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from connect.api.coordinates import TopicPartition as ApiTP
-from connect.api.errors import AlreadyExistsError, ConfigError, ConnectError, NotFoundError
+from connect.api.errors import AlreadyExistsError, NotFoundError
 from connect.runtime.config_providers import has_placeholder
-from connect.runtime.connector_config import config_infos, connector_config_def
+from connect.runtime.connector_validation import (
+    connector_type_of,
+    plugin_config,
+    validate_connector_config,
+)
 from connect.runtime.errors import BadRequestError
 from connect.runtime.herder import (
     ConnectorInfo,
@@ -32,11 +35,8 @@ from connect.runtime.herder import (
     TaskInfo,
     TaskState,
 )
-from connect.runtime.offset_store import _canonical
-from connect.runtime.plugins import connector_type
+from connect.runtime.offset_admin import connector_offsets, modify_offsets
 from connect.runtime.worker import Worker
-from core.backends import OffsetAndMetadata as BackendOffset
-from core.backends import TopicPartition as BackendTP
 
 __all__ = ["StandaloneHerder"]
 
@@ -225,10 +225,7 @@ class StandaloneHerder(Herder):
                                  self._type(c.config))
 
     def _type(self, config: Mapping[str, str]) -> str:
-        try:
-            return connector_type(self.worker.plugins.connector_class(config["connector.class"]))
-        except (ConfigError, KeyError):
-            return "unknown"
+        return connector_type_of(self.worker.plugins, config)
 
     def connector_config(self, name: str) -> dict[str, str]:
         with self._lock:
@@ -393,12 +390,7 @@ class StandaloneHerder(Herder):
     def connector_offsets(self, name: str) -> list[dict[str, Any]]:
         with self._lock:
             c = self._get(name)
-            if self._type(c.config) == "sink":
-                got = self.worker.backend.fetch_offsets(f"connect-{name}")
-                return [{"partition": {"kafka_topic": tp.topic, "kafka_partition": tp.partition},
-                         "offset": {"kafka_offset": om.offset}} for tp, om in sorted(got.items())]
-            return [{"partition": p, "offset": o}
-                    for p, o in self.worker.offsets.offsets_of(name)]
+            return connector_offsets(self.worker, name, self._type(c.config) == "sink")
 
     def alter_connector_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
         with self._lock:
@@ -422,31 +414,7 @@ class StandaloneHerder(Herder):
 
     def _modify_offsets(self, name: str, c: _Connector,
                         entries: list[tuple[dict[str, Any], Any]], *, reset: bool) -> str:
-        """Let the connector check (and apply externally) the change, as Kafka's
-        ``alterOffsets`` does, then write the framework's offsets. Kafka's messages."""
-        cls = self.worker.plugins.connector_class(c.config["connector.class"])
-        sink = connector_type(cls) == "sink"
-        sink_offsets = _sink_offsets(entries) if sink else {}
-        try:
-            handled = cls().alter_offsets(  # type: ignore[attr-defined]
-                self.worker.transformer.transform(c.config),
-                {ApiTP(tp.topic, tp.partition): o for tp, o in sink_offsets.items()}
-                if sink else entries)
-        except ConnectError as exc:  # the connector refuses these offsets
-            raise BadRequestError(f"Failed to modify offsets for connector {name}: "
-                                  f"{exc}") from exc
-        if sink:
-            # A reset commits the earliest offset: the backend has no group-offset delete.
-            self.worker.backend.commit_offsets(f"connect-{name}", {
-                tp: BackendOffset(0 if o is None else o) for tp, o in sink_offsets.items()})
-        else:
-            self.worker.offsets.write(name, {_canonical(p): (p, o) for p, o in entries})
-        kind = "reset" if reset else "altered"
-        if handled:
-            return f"The offsets for this connector have been {kind} successfully"
-        return (f"The Connect framework-managed offsets for this connector have been {kind} "
-                "successfully. However, if this connector manages offsets externally, they "
-                f"will need to be manually {kind} in the system that the connector uses.")
+        return modify_offsets(self.worker, name, c.config, entries, reset=reset)
 
     # Active topics (KIP-558): a source's topics once it produced to them, a sink's once
     # they were assigned to one of its tasks (Kafka: once a record was consumed).
@@ -464,63 +432,13 @@ class StandaloneHerder(Herder):
 
     # ------------------------------------------------------------------ plugins
     def validate_connector_config(self, config: Mapping[str, str]) -> dict[str, Any]:
-        props = {k: str(v) for k, v in config.items()}
-        own, sink, cls_name = None, False, props.get("connector.class", "")
-        connector = None
-        try:
-            cls = self.worker.plugins.connector_class(cls_name) if cls_name else None
-        except ConfigError:
-            cls = None
-        if cls is not None:
-            connector = cls()
-            own = connector.config()
-            sink = connector_type(cls) == "sink"
-        definition = connector_config_def(props, own, sink)
-        values = definition.validate(props)
-        if cls_name and cls is None:
-            for v in values:
-                if v.name == "connector.class":
-                    v.add_error_message(f"Class {cls_name} could not be found.")
-        if connector is not None:
-            by_name = {v.name: v for v in values}
-            for v in connector.validate(props).config_values:
-                if v.name in by_name and v.errors:
-                    by_name[v.name].errors.extend(e for e in v.errors
-                                                  if e not in by_name[v.name].errors)
-        if sink and not props.get("topics") and not props.get("topics.regex"):
-            for v in values:
-                if v.name == "topics":
-                    v.add_error_message("Must configure one of topics or topics.regex")
-        return config_infos(cls.__name__ if cls else cls_name, definition, values, props)
+        return validate_connector_config(self.worker.plugins, config)
 
     def connector_plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
         return self.worker.plugins.plugin_infos(connectors_only)
 
     def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
-        cls = self.worker.plugins.plugin_class(plugin)
-        return cls().config().describe()
-
-
-def _sink_offsets(entries: list[tuple[dict[str, Any], Any]]) -> dict[BackendTP, int | None]:
-    """Sink offsets in Kafka's REST form (``kafka_topic``, ``kafka_partition``,
-    ``kafka_offset``), checked as Kafka's SinkUtils does; ``BadRequestError`` otherwise."""
-    out: dict[BackendTP, int | None] = {}
-    for partition, offset in entries:
-        topic, number = partition.get("kafka_topic"), partition.get("kafka_partition")
-        if not isinstance(topic, str) or not topic:
-            raise BadRequestError("A sink connector offset's partition must have a "
-                                  "'kafka_topic' string, e.g. {\"kafka_topic\": \"orders\", "
-                                  "\"kafka_partition\": 0}")
-        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-            raise BadRequestError("A sink connector offset's partition must have a "
-                                  "non-negative integer 'kafka_partition'")
-        value = None if offset is None else offset.get("kafka_offset")
-        if offset is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                   or value < 0):
-            raise BadRequestError("A sink connector offset must be null or have a "
-                                  "non-negative integer 'kafka_offset'")
-        out[BackendTP(topic, number)] = value
-    return out
+        return plugin_config(self.worker.plugins, plugin)
 
 
 def _trace(exc: BaseException) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from connect.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
-from connect.api.data import Schema, Struct
+from connect.api.data import Field, Schema, Struct
 from connect.api.errors import DataError
 from connect.transforms.base import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
@@ -21,6 +21,7 @@ from connect.transforms.base import (
     define_replace_null_with_default,
 )
 from connect.transforms.requirements import require_map, require_struct, type_name
+from connect.transforms.schema_util import SchemaCache
 from connect.transforms.validators import NON_EMPTY_LIST
 
 __all__ = ["MaskField", "MaskFieldKey", "MaskFieldValue"]
@@ -134,8 +135,8 @@ class MaskField(SidedTransformation):
         self._field_set: frozenset[str] = frozenset()
         self._replacement: str | None = None
         self._with_default = True
-        # Per input schema: the indexes of the fields to mask (bounded, like SchemaCache).
-        self._masked_indexes: dict[Schema, tuple[int, ...]] = {}
+        # Per input schema: the fields to mask.
+        self._masked_fields: SchemaCache[tuple[Field, ...]] = SchemaCache()
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         parsed = self.CONFIG_DEF.parse(configs)
@@ -144,7 +145,7 @@ class MaskField(SidedTransformation):
         self._field_set = frozenset(self._fields)
         self._replacement = parsed[REPLACEMENT]
         self._with_default = parsed[REPLACE_NULL_WITH_DEFAULT_CONFIG]
-        self._masked_indexes = {}
+        self._masked_fields = SchemaCache()
 
     def apply(self, record: R) -> R:
         value = self.operating_value(record)
@@ -159,20 +160,17 @@ class MaskField(SidedTransformation):
             return self.updated_record(record, None, updated)
         struct = require_struct(value, _PURPOSE)
         values = struct.values(with_defaults=self._with_default)
-        masked = self._masked_indexes.get(struct.schema)
-        if masked is None:
-            masked = tuple(f.index for f in struct.schema.fields if f.name in self._field_set)
-            if len(self._masked_indexes) >= 16:
-                self._masked_indexes.clear()
-            self._masked_indexes[struct.schema] = masked
-        for index in masked:
-            values[index] = self._masked(values[index])
+        masked = self._masked_fields.get_or_build(struct.schema, self._fields_to_mask)
+        for field in masked:
+            values[field.index] = self._masked(values[field.index])
         # Unmasked values are valid already; masked ones are checked.
         result = Struct.from_values(struct.schema, values, validate=False)
-        for index in masked:
-            field = struct.schema.fields[index]
-            result.put(field, values[index])
+        for field in masked:
+            result.put(field, values[field.index])
         return self.updated_record(record, schema, result)
+
+    def _fields_to_mask(self, schema: Schema) -> tuple[Field, ...]:
+        return tuple(f for f in schema.fields if f.name in self._field_set)
 
     def _masked(self, value: Any) -> Any:
         if value is None:

@@ -47,6 +47,11 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
+from connect.runtime.connector_validation import (
+    connector_type_of,
+    plugin_config,
+    validate_connector_config,
+)
 from connect.runtime.distributed.config_store import (
     ClusterConfigState,
     ConfigBackingStore,
@@ -61,7 +66,6 @@ from connect.runtime.distributed.membership import (
     WorkerGroupConfig,
     WorkerGroupMember,
 )
-from connect.runtime.distributed.offset_admin import connector_offsets, modify_offsets
 from connect.runtime.distributed.protocol import (
     EMPTY,
     ConnectorsAndTasks,
@@ -93,7 +97,7 @@ from connect.runtime.herder import (
     TaskInfo,
     TaskState,
 )
-from connect.runtime.standalone_herder import StandaloneHerder
+from connect.runtime.offset_admin import connector_offsets, modify_offsets
 from connect.runtime.worker import Worker
 from connect.runtime.worker_config import DistributedConfig
 
@@ -186,9 +190,6 @@ class DistributedHerder(Herder):
             self.member, self.config_store, url=self.url,
             signature_algorithm=config.inter_worker_signature_algorithm,
             write=self._write_task_configs, wakeup=self.member.wakeup)
-        # Validation and plugin listings are the same as one standalone worker's: they
-        # only use the worker's plugins. This herder is never started.
-        self._plugins_view = StandaloneHerder(worker, worker_id, version=version)
         #: Serialises config topic writes on the leader (REST threads, herder thread).
         self._write_lock = threading.RLock()
         # Everything below is guarded by _lock.
@@ -649,7 +650,7 @@ class DistributedHerder(Herder):
         return ConnectorInfo(name, dict(config), snapshot.tasks(name), self._type(config))
 
     def _type(self, config: Mapping[str, str]) -> str:
-        return self._plugins_view._type(config)
+        return connector_type_of(self.worker.plugins, config)
 
     def connector_config(self, name: str) -> dict[str, str]:
         return dict(self._get(name).connector_configs[name])
@@ -835,13 +836,13 @@ class DistributedHerder(Herder):
     # ================================================================== REST: plugins
 
     def validate_connector_config(self, config: Mapping[str, str]) -> dict[str, Any]:
-        return self._plugins_view.validate_connector_config(config)
+        return validate_connector_config(self.worker.plugins, config)
 
     def connector_plugins(self, connectors_only: bool = True) -> list[PluginInfo]:
-        return self._plugins_view.connector_plugins(connectors_only)
+        return self.worker.plugins.plugin_infos(connectors_only)
 
     def plugin_config(self, plugin: str) -> list[dict[str, Any]]:
-        return self._plugins_view.plugin_config(plugin)
+        return plugin_config(self.worker.plugins, plugin)
 
 
 def _work_shape(snapshot: ClusterConfigState) -> dict[str, int]:

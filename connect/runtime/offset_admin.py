@@ -1,11 +1,11 @@
-"""Reading and modifying a connector's offsets (KIP-875) from a distributed herder.
+"""Reading and modifying a connector's offsets (KIP-875), for both herders.
 
 Source offsets are the worker's offset store (the offsets topic); sink offsets are the
 committed offsets of the consumer group ``connect-<name>``, shown and taken in Kafka's
 REST form (``kafka_topic``, ``kafka_partition``, ``kafka_offset``). Modifying them follows
-the standalone herder: the connector checks (and applies externally) the change through
-``alter_offsets``, then the framework's offsets are written. The herder calls these only
-on the leader, for a STOPPED connector.
+Kafka: the connector checks (and applies externally) the change through ``alter_offsets``,
+then the framework's offsets are written. Herders call these only for a STOPPED connector
+(the distributed one only on the leader).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from connect.api.errors import ConnectError
 from connect.runtime.errors import BadRequestError
 from connect.runtime.offset_store import _canonical
 from connect.runtime.plugins import connector_type
-from connect.runtime.standalone_herder import _sink_offsets
 from connect.runtime.worker import Worker
 from core.backends import OffsetAndMetadata as BackendOffset
+from core.backends import TopicPartition as BackendTP
 from core.backends import errors as be
 
 __all__ = ["connector_offsets", "modify_offsets"]
@@ -69,3 +69,25 @@ def modify_offsets(worker: Worker, name: str, config: Mapping[str, str],
     return (f"The Connect framework-managed offsets for this connector have been {kind} "
             "successfully. However, if this connector manages offsets externally, they "
             f"will need to be manually {kind} in the system that the connector uses.")
+
+
+def _sink_offsets(entries: list[tuple[dict[str, Any], Any]]) -> dict[BackendTP, int | None]:
+    """Sink offsets in Kafka's REST form (``kafka_topic``, ``kafka_partition``,
+    ``kafka_offset``), checked as Kafka's SinkUtils does; ``BadRequestError`` otherwise."""
+    out: dict[BackendTP, int | None] = {}
+    for partition, offset in entries:
+        topic, number = partition.get("kafka_topic"), partition.get("kafka_partition")
+        if not isinstance(topic, str) or not topic:
+            raise BadRequestError("A sink connector offset's partition must have a "
+                                  "'kafka_topic' string, e.g. {\"kafka_topic\": \"orders\", "
+                                  "\"kafka_partition\": 0}")
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            raise BadRequestError("A sink connector offset's partition must have a "
+                                  "non-negative integer 'kafka_partition'")
+        value = None if offset is None else offset.get("kafka_offset")
+        if offset is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                   or value < 0):
+            raise BadRequestError("A sink connector offset must be null or have a "
+                                  "non-negative integer 'kafka_offset'")
+        out[BackendTP(topic, number)] = value
+    return out
