@@ -68,7 +68,13 @@ class RegistryServer:
         self._stopped = True
         thread, self._thread = self._thread, None
         if thread is not None and thread.is_alive():
-            self._server.trigger.pull_trigger(lambda: close_all(self._map, ignore_all=True))
+            try:
+                self._server.trigger.pull_trigger(
+                    lambda: close_all(self._map, ignore_all=True))
+            except OSError as exc:  # the loop's wake-up pipe is already gone
+                log.warning("%s: could not wake the server loop (%s); closing its "
+                            "connections from here", self.url, exc)
+                close_all(self._map, ignore_all=True)
             thread.join(timeout)
             if thread.is_alive():
                 log.warning("Schema Registry REST loop did not stop within %.1f s", timeout)
