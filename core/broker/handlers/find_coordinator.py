@@ -1,4 +1,10 @@
-"""FindCoordinator (key 10) v0-4: this node coordinates every group; no transactions."""
+"""FindCoordinator (key 10) v0-4: this node coordinates every group; no transactions.
+
+A transaction coordinator lookup (key type 1) is answered
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED: librdkafka and the Java client treat it as fatal
+at once, so ``init_transactions()`` fails in milliseconds with the message below, whereas
+a retriable COORDINATOR_NOT_AVAILABLE made the producer retry until its own timeout.
+"""
 
 from __future__ import annotations
 
@@ -21,10 +27,11 @@ log = logging.getLogger(__name__)
 KEY_TYPE_GROUP = 0
 KEY_TYPE_TRANSACTION = 1
 
-#: Sent with COORDINATOR_NOT_AVAILABLE to a transactional producer: the error is retriable,
-#: so the client keeps asking until its own timeout and then reports this text.
-NO_TRANSACTIONS = ("this Ferry broker has no transaction coordinator "
-                   "(transactions are not supported)")
+#: Sent to a transactional producer with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which
+#: clients report together with this text.
+NO_TRANSACTIONS = ("transactions are not supported by this Ferry broker: it has no "
+                   "transaction coordinator; use an idempotent producer without "
+                   "transactional.id")
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,7 @@ def _answer(state: BrokerState, key_type: int, key: str) -> _Answer:
                        state.advertised_port)
     if key_type == KEY_TYPE_TRANSACTION:
         log.info("transaction coordinator asked for transactional id %r; not supported", key)
-        return _Answer(ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_TRANSACTIONS)
+        return _Answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, NO_TRANSACTIONS)
     return _Answer(ErrorCode.INVALID_REQUEST, f"Unknown coordinator key type {key_type}")
 
 
