@@ -6,6 +6,7 @@ or is created with num.partitions partitions when auto.create.topics.enable is o
 request allows it (v4+ ``allow_auto_topic_creation``; always allowed below v4), and then
 described at once rather than after a LEADER_NOT_AVAILABLE round trip: the topic is
 complete when ``create_topic`` returns. An illegal name is INVALID_TOPIC_EXCEPTION.
+Authorized operations (v8+), when asked for, are every operation: there is no authorizer.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from functools import lru_cache
 
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
+from core.broker.authorized_operations import (
+    CLUSTER_OPERATIONS,
+    NOT_REQUESTED,
+    TOPIC_OPERATIONS,
+)
 from core.broker.registry import handles
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import InvalidTopicError, StorageError, TopicExistsError, UnknownTopicError
@@ -53,6 +59,13 @@ async def metadata(state: BrokerState, ctx: RequestContext) -> MetadataResponse:
             ctx.api_version < 4 or request.allow_auto_topic_creation)
         topics = [await _lookup(state, ctx, t.name, t.topic_id, allow_create)
                   for t in requested]
+    if ctx.api_version >= 8 and request.include_topic_authorized_operations:
+        for topic in topics:
+            if topic.error_code == ErrorCode.NONE:
+                topic.authorized_operations = TOPIC_OPERATIONS
+    cluster_operations = NOT_REQUESTED
+    if 8 <= ctx.api_version <= 10 and request.include_cluster_authorized_operations:
+        cluster_operations = CLUSTER_OPERATIONS
     return MetadataResponse(
         throttle_time_ms=0,
         brokers=[_Broker(node_id=state.node_id, host=state.advertised_host,
@@ -60,6 +73,7 @@ async def metadata(state: BrokerState, ctx: RequestContext) -> MetadataResponse:
         cluster_id=state.cluster_id,
         controller_id=state.node_id,
         topics=topics,
+        authorized_operations=cluster_operations,
     )
 
 
@@ -112,6 +126,7 @@ def _describe(state: BrokerState, meta: TopicMetadata) -> object:
         name=meta.name,
         topic_id=topic_uuid(meta.topic_id),
         is_internal=meta.internal,
+        authorized_operations=NOT_REQUESTED,
         partitions=[
             _Partition(error_code=ErrorCode.NONE, partition_index=p, leader_id=node,
                        leader_epoch=LEADER_EPOCH, replica_nodes=[node], isr_nodes=[node],
@@ -123,4 +138,4 @@ def _describe(state: BrokerState, meta: TopicMetadata) -> object:
 
 def _error(code: ErrorCode, name: str | None, topic_id: uuid.UUID | None = None) -> object:
     return _Topic(error_code=code, name=name, topic_id=topic_id, is_internal=False,
-                  partitions=[])
+                  authorized_operations=NOT_REQUESTED, partitions=[])

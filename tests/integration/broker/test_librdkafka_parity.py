@@ -9,7 +9,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaException, Producer, TopicCollection
+from confluent_kafka.admin import AclOperation, AdminClient, NewTopic
 
 pytestmark = pytest.mark.integration
 
@@ -32,3 +33,18 @@ def test_init_transactions_fails_at_once_with_a_fatal_error(bootstrap: str) -> N
     error = info.value.args[0]
     assert error.fatal()
     assert "transactions are not supported" in error.str()
+
+
+def test_admin_sees_every_operation_authorized(bootstrap: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("authorized", 1, 1)])["authorized"].result(DEADLINE_S)
+    [described] = admin.describe_topics(TopicCollection(["authorized"]),
+                                        include_authorized_operations=True).values()
+    assert set(described.result(DEADLINE_S).authorized_operations) == {
+        AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE,
+        AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS}
+    cluster = admin.describe_cluster(include_authorized_operations=True).result(DEADLINE_S)
+    assert [n.port for n in cluster.nodes] == [int(bootstrap.rsplit(":", 1)[1])]
+    assert AclOperation.IDEMPOTENT_WRITE in cluster.authorized_operations
+    assert AclOperation.READ not in cluster.authorized_operations

@@ -1,0 +1,43 @@
+"""DescribeCluster (key 60) v0-2: this node as the only broker and the controller.
+
+Admin clients (``describe_cluster``) ask brokers (endpoint type 1); a request for the
+controller endpoints (type 2) is UNSUPPORTED_ENDPOINT_TYPE, as a Kafka broker answers.
+Authorized operations are every cluster operation: there is no authorizer.
+"""
+
+from __future__ import annotations
+
+from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
+
+from core.broker.authorized_operations import CLUSTER_OPERATIONS, NOT_REQUESTED
+from core.broker.registry import handles
+from core.broker.state import BrokerState, RequestContext
+from core.protocol.errors import ErrorCode
+
+__all__ = ["handle_describe_cluster"]
+
+_BROKER_ENDPOINTS = 1
+
+
+@handles(DescribeClusterRequest, versions=(0, 2))
+async def handle_describe_cluster(state: BrokerState, ctx: RequestContext
+                                  ) -> DescribeClusterResponse:
+    request = ctx.request
+    version = ctx.api_version
+    if version >= 1 and request.endpoint_type != _BROKER_ENDPOINTS:
+        return DescribeClusterResponse(
+            version=version, throttle_time_ms=0,
+            error_code=ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+            error_message=f"endpoint type {request.endpoint_type} is not served: this "
+                          "broker answers for broker endpoints (1) only",
+            endpoint_type=request.endpoint_type, cluster_id=state.cluster_id,
+            controller_id=-1, brokers=[], authorized_operations=NOT_REQUESTED)
+    operations = (CLUSTER_OPERATIONS if request.include_cluster_authorized_operations
+                  else NOT_REQUESTED)
+    broker = DescribeClusterResponse.DescribeClusterBroker(
+        version=version, broker_id=state.node_id, host=state.advertised_host,
+        port=state.advertised_port, rack=None, is_fenced=False)
+    return DescribeClusterResponse(
+        version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
+        endpoint_type=_BROKER_ENDPOINTS, cluster_id=state.cluster_id,
+        controller_id=state.node_id, brokers=[broker], authorized_operations=operations)
