@@ -8,6 +8,8 @@ engines only ever see the typed object. Broker-level defaults use Kafka's broker
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
@@ -16,11 +18,14 @@ from core.log.errors import InvalidConfigError
 
 __all__ = [
     "BROKER_DEFAULT_NAMES",
+    "DEPRECATED_IGNORED",
     "TOPIC_CONFIGS",
     "ConfigKey",
     "TopicConfig",
     "parse_topic_configs",
 ]
+
+log = logging.getLogger(__name__)
 
 LONG_MAX = 9223372036854775807
 INT_MAX = 2147483647
@@ -123,6 +128,21 @@ def one_of(*choices: str) -> Callable[[Any], str | None]:
     return check
 
 
+def _metadata_version(value: Any) -> str | None:
+    # Kafka's MetadataVersionValidator: a release ("2.8", "0.10.2") or an inter-broker
+    # protocol version ("3.0-IV1").
+    if not re.fullmatch(r"[0-9]+\.[0-9]+(\.[0-9]+)?(-IV[0-9]+)?", value):
+        return "expected a Kafka version such as 2.8 or 3.0-IV1"
+    return None
+
+
+#: Deprecated topic configs that Kafka 3.x still accepts and validates but ignores (its
+#: inter-broker protocol is 3.0 or later, so records are always stored in format v2),
+#: logging a warning; Kafka 4.0 removed them. Ferry does the same, so topic definitions
+#: written for Kafka 3.x keep working.
+DEPRECATED_IGNORED = frozenset({"message.format.version", "message.downconversion.enable",
+                                "message.timestamp.difference.max.ms"})
+
 _K = ConfigKey
 TOPIC_CONFIGS: dict[str, ConfigKey] = {
     k.name: k
@@ -193,6 +213,16 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = {
         _K("message.timestamp.after.max.ms", "long", LONG_MAX,
            "Reject records whose timestamp is further than this in the future.", at_least(0),
            "message_timestamp_after_max_ms"),
+        _K("message.format.version", "string", "3.0-IV1",
+           "Deprecated, ignored: records are always stored as RecordBatch v2.",
+           _metadata_version, "message_format_version"),
+        _K("message.downconversion.enable", "boolean", True,
+           "Deprecated, ignored: fetches are never down-converted to older formats.", None,
+           "message_downconversion_enable"),
+        _K("message.timestamp.difference.max.ms", "long", LONG_MAX,
+           "Deprecated, ignored: use message.timestamp.before.max.ms and "
+           "message.timestamp.after.max.ms.", at_least(0),
+           "message_timestamp_difference_max_ms"),
     )
 }
 
@@ -221,6 +251,9 @@ BROKER_DEFAULT_NAMES: dict[str, str] = {
     "unclean.leader.election.enable": "unclean.leader.election.enable",
     "log.message.timestamp.before.max.ms": "message.timestamp.before.max.ms",
     "log.message.timestamp.after.max.ms": "message.timestamp.after.max.ms",
+    "log.message.format.version": "message.format.version",
+    "log.message.downconversion.enable": "message.downconversion.enable",
+    "log.message.timestamp.difference.max.ms": "message.timestamp.difference.max.ms",
 }
 
 
@@ -251,6 +284,9 @@ class TopicConfig:
     unclean_leader_election_enable: bool = False
     message_timestamp_before_max_ms: int = LONG_MAX
     message_timestamp_after_max_ms: int = LONG_MAX
+    message_format_version: str = "3.0-IV1"
+    message_downconversion_enable: bool = True
+    message_timestamp_difference_max_ms: int = LONG_MAX
 
     @property
     def compact(self) -> bool:
@@ -289,6 +325,9 @@ def parse_topic_configs(overrides: Mapping[str, object]) -> dict[str, str]:
         if key is None:
             raise InvalidConfigError(f"Unknown topic config name: {name}", key=name)
         out[name] = key.render(key.parse(raw))
+        if name in DEPRECATED_IGNORED:
+            log.warning("topic config %s=%s is deprecated and ignored, as Kafka 3.x ignores "
+                        "it", name, out[name])
     return out
 
 

@@ -9,8 +9,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import KafkaException, Producer, TopicCollection
-from confluent_kafka.admin import AclOperation, AdminClient, NewTopic
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection
+from confluent_kafka.admin import AclOperation, AdminClient, ConfigResource, NewTopic
 
 pytestmark = pytest.mark.integration
 
@@ -48,3 +48,19 @@ def test_admin_sees_every_operation_authorized(bootstrap: str) -> None:
     assert [n.port for n in cluster.nodes] == [int(bootstrap.rsplit(":", 1)[1])]
     assert AclOperation.IDEMPOTENT_WRITE in cluster.authorized_operations
     assert AclOperation.READ not in cluster.authorized_operations
+
+
+def test_deprecated_topic_configs_are_accepted_as_kafka_3_does(bootstrap: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    configs = {"message.format.version": "0.10.0", "message.downconversion.enable": "false"}
+    admin.create_topics([NewTopic("old-format", 1, 1, config=configs)])[
+        "old-format"].result(DEADLINE_S)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, "old-format")
+    described = admin.describe_configs([resource])[resource].result(DEADLINE_S)
+    assert described["message.format.version"].value == "0.10.0"
+    bad = admin.create_topics([NewTopic("bad-format", 1, 1,
+                                        config={"message.format.version": "banana"})])
+    with pytest.raises(KafkaException) as info:
+        bad["bad-format"].result(DEADLINE_S)
+    assert info.value.args[0].code() == KafkaError.INVALID_CONFIG
+    assert "message.format.version" in info.value.args[0].str()

@@ -71,3 +71,19 @@ def test_broker_defaults_use_broker_names():
     with pytest.raises(InvalidConfigError) as info:
         broker_defaults({"log.segment.bytes": "tiny"})
     assert info.value.key == "log.segment.bytes"
+
+
+def test_deprecated_topic_configs_are_accepted_validated_and_ignored(caplog) -> None:
+    from core.log.config import DEPRECATED_IGNORED, parse_topic_configs
+
+    given = {"message.format.version": "0.10.0", "message.downconversion.enable": "false",
+             "message.timestamp.difference.max.ms": "1000"}
+    assert set(given) == DEPRECATED_IGNORED
+    with caplog.at_level("WARNING"):
+        assert parse_topic_configs(given) == given
+    assert "message.format.version=0.10.0 is deprecated and ignored" in caplog.text
+    for version in ("2.8", "3.0-IV1", "0.8.2"):
+        parse_topic_configs({"message.format.version": version})
+    with pytest.raises(InvalidConfigError) as info:
+        parse_topic_configs({"message.format.version": "banana"})
+    assert info.value.key == "message.format.version"
