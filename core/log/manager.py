@@ -58,6 +58,11 @@ class _Topic:
     logs: tuple[PartitionLog, ...] = ()
 
 
+def _remove_all(directories: list[Path]) -> None:
+    for directory in directories:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 class LogManager:
     """Owns a data directory: its lock, topic metadata and every partition's PartitionLog.
 
@@ -88,6 +93,8 @@ class LogManager:
         self._store = TopicMetadataStore(data_dir, defaults)
         self._topics: dict[str, _Topic] = {}  # guarded by _lock for writes
         self._closed = False
+        # Threads removing the directories of deleted topics (see delete_topic).
+        self._removals: list[threading.Thread] = []
         self._maintenance = LogMaintenance(
             self._snapshot, clock=clock, retention_check_interval_ms=retention_check_interval_ms,
             cleaner_backoff_ms=cleaner_backoff_ms, name=f"ferry-log-maintenance[{data_dir}]")
@@ -210,11 +217,17 @@ class LogManager:
                     # The directory keeps its old name; a topic re-created with this name
                     # sets it aside as a stray instead of adopting its data.
                     log.exception("could not move %s aside for deletion", plog.directory)
-        # Removing files can take a while; the renamed directories no longer clash with a
-        # re-created topic, so it happens outside the lock. What fails is retried on open.
-        for directory in doomed:
-            if directory is not None:
-                shutil.rmtree(directory, ignore_errors=True)
+            # Removing files takes a while for a large topic; the renamed directories no
+            # longer clash with a re-created topic, so, as Kafka does, they are removed in
+            # the background and the deletion is complete for clients now. What is left
+            # (a crash, a close first) is removed on the next open.
+            doomed = [d for d in doomed if d is not None]
+            if doomed:
+                self._removals = [t for t in self._removals if t.is_alive()]
+                removal = threading.Thread(target=_remove_all, args=(doomed,), daemon=True,
+                                           name=f"ferry-delete[{name}]")
+                removal.start()
+                self._removals.append(removal)
         log.info("deleted topic %s", name)
 
     def topics(self) -> list[str]:
@@ -288,6 +301,9 @@ class LogManager:
         if not self._maintenance.stop(_JOIN_TIMEOUT_S):
             log.warning("maintenance of %s did not stop within %.0f s; closing anyway",
                         self.data_dir, _JOIN_TIMEOUT_S)
+        deadline = time.monotonic() + _JOIN_TIMEOUT_S
+        for removal in self._removals:
+            removal.join(max(0.0, deadline - time.monotonic()))
         try:
             self._close_logs(clean=True)
         finally:

@@ -9,7 +9,14 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection
+from confluent_kafka import (
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicCollection,
+    TopicPartition,
+)
 from confluent_kafka.admin import AclOperation, AdminClient, ConfigResource, NewTopic
 
 pytestmark = pytest.mark.integration
@@ -64,3 +71,23 @@ def test_deprecated_topic_configs_are_accepted_as_kafka_3_does(bootstrap: str) -
         bad["bad-format"].result(DEADLINE_S)
     assert info.value.args[0].code() == KafkaError.INVALID_CONFIG
     assert "message.format.version" in info.value.args[0].str()
+
+
+def test_topic_deleted_and_created_again_at_once(bootstrap: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("again", 2, 1)])["again"].result(DEADLINE_S)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(1000):
+        producer.produce("again", b"old-%d" % i, partition=i % 2)
+    assert producer.flush(DEADLINE_S) == 0
+    for _ in range(3):
+        admin.delete_topics(["again"])["again"].result(DEADLINE_S)
+        admin.create_topics([NewTopic("again", 2, 1)])["again"].result(DEADLINE_S)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "again"})
+    try:
+        for partition in (0, 1):
+            low, high = consumer.get_watermark_offsets(TopicPartition("again", partition),
+                                                       DEADLINE_S)
+            assert (low, high) == (0, 0)
+    finally:
+        consumer.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import signal
 import subprocess
 import sys
@@ -297,8 +298,10 @@ def test_delete_topic_and_recreate_starts_empty(manager: LogManager) -> None:
     manager.delete_topic("t")
     assert manager.topics() == []
     assert not (manager.data_dir / TOPICS_DIR / "t.json").exists()
-    leftovers = [p.name for p in manager.data_dir.iterdir() if p.name.startswith("t-")]
-    assert leftovers == []
+    deadline = time.monotonic() + 10  # the renamed directories are removed in the background
+    while [p for p in manager.data_dir.iterdir() if p.name.startswith("t-")]:
+        assert time.monotonic() < deadline, "deleted partition directories were not removed"
+        time.sleep(0.01)
     with pytest.raises(UnknownTopicError):
         manager.log("t", 0)
     with pytest.raises(UnknownTopicError):
@@ -310,6 +313,32 @@ def test_delete_topic_and_recreate_starts_empty(manager: LogManager) -> None:
     assert manager.log("t", 0).log_end_offset == 0
     append(manager, "t", 0, b"new")
     assert read_values(manager, "t", 0) == [b"new"]
+
+
+def test_recreate_does_not_wait_for_the_old_data_to_be_removed(
+        manager: LogManager, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Removing a large topic's files is slow; injected here by holding the removal.
+    release = threading.Event()
+    removed: list[str] = []
+
+    def slow_remove(directories: list[Path]) -> None:
+        release.wait(10)
+        removed.extend(d.name for d in directories)
+        for d in directories:
+            shutil.rmtree(d)
+
+    monkeypatch.setattr("core.log.manager._remove_all", slow_remove)
+    manager.create_topic("t", 1)
+    append(manager, "t", 0, b"old")
+    manager.delete_topic("t")
+    manager.create_topic("t", 1)
+    append(manager, "t", 0, b"new")
+    assert read_values(manager, "t", 0) == [b"new"]
+    [pending] = [p.name for p in manager.data_dir.iterdir() if p.name.endswith("-delete")]
+    release.set()
+    manager.close()  # waits for the removal
+    assert removed == [pending]
+    assert not [p for p in manager.data_dir.iterdir() if p.name.endswith("-delete")]
 
 
 def test_longest_topic_name_survives_delete_and_strays(manager: LogManager) -> None:
