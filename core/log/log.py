@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from core.log.config import TopicConfig
@@ -29,6 +30,7 @@ from core.log.retention import deletable_segments
 from core.log.scan import BatchInfo
 from core.log.segment import LogSegment
 from core.log.segment_list import SegmentList
+from core.log.start_offset import load_start_offset, save_start_offset
 from core.log.validation import require_keys, validate_append
 
 __all__ = ["AppendInfo", "PartitionLog", "ReadResult"]
@@ -70,6 +72,8 @@ class PartitionLog:
         self._segments = SegmentList(directory, segments)  # changed under _lock only
         self._listeners: list[Callable[[int], None]] = []
         self._flush = FlushState(self._segments.view.end_offset)  # guarded by _lock
+        # Where DeleteRecords moved the start (0: never); only grows, changed under _lock.
+        self._deleted_below = min(load_start_offset(directory), self._segments.view.end_offset)
 
     # ------------------------------------------------------------------ opening
 
@@ -89,8 +93,9 @@ class PartitionLog:
 
     @property
     def log_start_offset(self) -> int:
-        """First offset still stored: the base offset of the first segment."""
-        return self._segments.view.segments[0].base_offset
+        """First offset served: the base offset of the first segment, or where DeleteRecords
+        moved it within that segment."""
+        return max(self._segments.view.segments[0].base_offset, self._deleted_below)
 
     @property
     def log_end_offset(self) -> int:
@@ -229,7 +234,8 @@ class PartitionLog:
         for _ in range(_READ_ATTEMPTS):
             self._check_open()
             view = self._segments.view
-            start, end = view.segments[0].base_offset, view.end_offset
+            start = max(view.segments[0].base_offset, self._deleted_below)
+            end = view.end_offset
             if offset < start or offset > end:
                 raise OffsetOutOfRangeError(
                     f"offset {offset} is out of range for {self.topic}-{self.partition}: "
@@ -251,9 +257,13 @@ class PartitionLog:
         for _ in range(_READ_ATTEMPTS):
             self._check_open()
             try:
-                return first_record_at_or_after(self._segments.view, timestamp_ms)
+                found = first_record_at_or_after(self._segments.view, timestamp_ms)
             except StaleView:
                 continue
+            if found is not None and found[0] < self._deleted_below:
+                # In the part of the first segment DeleteRecords hid: answer the start.
+                return self._deleted_below, found[1]
+            return found
         raise StorageError(f"{self.topic}-{self.partition} kept changing during a lookup; retry")
 
     def max_timestamp(self) -> tuple[int, int] | None:
@@ -322,6 +332,39 @@ class PartitionLog:
             log.info("retention deleted %d segments of %s-%d; log start offset is now %d",
                      len(doomed), self.topic, self.partition, self.log_start_offset)
             return len(doomed)
+
+    def delete_records(self, offset: int, now_ms: int | None = None) -> int:
+        """DeleteRecords: make ``offset`` the log start offset (``-1``: the log end) and
+        delete the segments wholly below it; returns the new log start offset. An offset at
+        or below the current start changes nothing. OffsetOutOfRangeError past the log end.
+        The new start is stored durably before it is returned (core.log.start_offset)."""
+        now_ms = self._now_ms() if now_ms is None else now_ms
+        with self._maintenance_lock:
+            with self._lock:
+                self._check_open()
+                view = self._segments.view
+                end = view.end_offset
+                target = end if offset == -1 else offset
+                if target < 0 or target > end:
+                    raise OffsetOutOfRangeError(
+                        f"cannot delete records of {self.topic}-{self.partition} below offset "
+                        f"{offset}: the log holds [{self.log_start_offset}, {end})",
+                        log_start_offset=self.log_start_offset, log_end_offset=end)
+                if target <= self.log_start_offset:
+                    return self.log_start_offset
+                save_start_offset(self.directory, target)
+                self._deleted_below = target
+                segments = view.segments
+                # A segment goes when the next one starts at or below the new start; the
+                # active segment always stays, as in Kafka.
+                doomed = [s for s, nxt in pairwise(segments)
+                          if nxt.base_offset <= target]
+                if doomed:
+                    self._forget(doomed)
+                    self._segments.remove(doomed, now_ms, self.config.file_delete_delay_ms)
+            log.info("deleted records of %s-%d below offset %d (%d segments removed)",
+                     self.topic, self.partition, target, len(doomed))
+            return target
 
     def _forget(self, segments: Sequence[LogSegment]) -> None:
         """``segments`` leave the log: they need no flush, the directory does."""

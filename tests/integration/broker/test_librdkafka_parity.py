@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import (
+    OFFSET_BEGINNING,
     Consumer,
     KafkaError,
     KafkaException,
@@ -91,3 +92,46 @@ def test_topic_deleted_and_created_again_at_once(bootstrap: str) -> None:
             assert (low, high) == (0, 0)
     finally:
         consumer.close()
+
+
+def _produce(bootstrap: str, topic: str, count: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(count):
+        producer.produce(topic, b"value-%d" % i, partition=0)
+    assert producer.flush(DEADLINE_S) == 0
+
+
+def _watermarks(bootstrap: str, topic: str) -> tuple[int, int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "watermarks"})
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(topic, 0), DEADLINE_S)
+    finally:
+        consumer.close()
+
+
+def test_delete_records_moves_the_low_watermark_across_a_restart(broker_factory) -> None:
+    broker = broker_factory()
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("trimmed", 1, 1)])["trimmed"].result(DEADLINE_S)
+    _produce(broker.bootstrap, "trimmed", 10)
+    [done] = admin.delete_records([TopicPartition("trimmed", 0, 6)]).values()
+    assert done.result(DEADLINE_S).low_watermark == 6
+    [beyond] = admin.delete_records([TopicPartition("trimmed", 0, 11)]).values()
+    with pytest.raises(KafkaException) as info:
+        beyond.result(DEADLINE_S)
+    assert info.value.args[0].code() == KafkaError.OFFSET_OUT_OF_RANGE
+    assert _watermarks(broker.bootstrap, "trimmed") == (6, 10)
+
+    broker.restart()
+    assert _watermarks(broker.bootstrap, "trimmed") == (6, 10)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "trimmed",
+                         "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition("trimmed", 0, OFFSET_BEGINNING)])
+    values = []
+    deadline = time.monotonic() + DEADLINE_S
+    while len(values) < 4 and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+    consumer.close()
+    assert values == [b"value-%d" % i for i in range(6, 10)]
