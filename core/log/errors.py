@@ -37,7 +37,16 @@ class StorageError(Exception):
 
 
 class InvalidRecordError(StorageError):
-    """A record batch is malformed."""
+    """A record batch is malformed, or some of its records are not acceptable.
+
+    ``record_errors`` names those records as Kafka's produce response does (KIP-467):
+    ``(index of the record within its batch, why it was refused)``; empty when the batch
+    as a whole is at fault.
+    """
+
+    def __init__(self, message: str, *, record_errors: tuple[tuple[int, str], ...] = ()):
+        super().__init__(message)
+        self.record_errors = record_errors
 
 
 class CorruptRecordError(InvalidRecordError):

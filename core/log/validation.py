@@ -47,11 +47,20 @@ def validate_append(buf: bytearray, config: TopicConfig) -> tuple[list[BatchInfo
 
 def require_keys(buf: bytearray, infos: list[BatchInfo]) -> None:
     """Compacted topics keep the latest record per key, so every record needs one (the only
-    append check that decodes records, hence only for compacted topics)."""
+    append check that decodes records, hence only for compacted topics). Each keyless
+    record is named in the error's ``record_errors``, with Kafka's LogValidator summary as
+    the message, so that a producer learns which records of the batch were refused."""
+    errors: list[tuple[int, str]] = []
     for b in infos:
         _, records = decode_batch(buf, b.position, validate=False)
-        if any(r.key is None for r in records):
-            raise InvalidRecordError(
-                "compacted topic requires keys: a record without a key cannot be appended to "
-                "a topic with cleanup.policy=compact; give every record a key"
-            )
+        errors.extend((index, _NO_KEY) for index, r in enumerate(records) if r.key is None)
+    if errors:
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+        raise InvalidRecordError(
+            f"One or more records have been rejected due to {len(errors)} record errors in "
+            f"total, and only showing the first three errors at most: [{shown}]",
+            record_errors=tuple(errors))
+
+
+_NO_KEY = ("Compacted topic cannot accept message without key: give every record of a "
+           "topic with cleanup.policy=compact a key")

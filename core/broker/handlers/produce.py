@@ -5,7 +5,9 @@ compacted topics check for keys). Per partition, as Kafka's ``LogValidator`` doe
 one whole v2 batch, baseOffset 0, not a control batch, record count matching
 lastOffsetDelta, within max.message.bytes, valid CRC-32C; then the idempotent producer's
 sequence check and the append, which assigns offsets in place and stamps LogAppendTime.
-Appends to partitions that fsync run on threads (see ``core.broker.appender``).
+Appends to partitions that fsync run on threads (see ``core.broker.appender``). Records a
+batch may not hold (no key on a compacted topic) are named in ``record_errors`` with
+INVALID_RECORD and Kafka's summary in ``error_message`` (KIP-467, v8+).
 
 acks=0 is answered with nothing; if a partition failed, the connection is closed so that
 the client refreshes its metadata, as Kafka does. acks=-1 is acks=1 on one node (the ISR
@@ -47,6 +49,7 @@ log = logging.getLogger(__name__)
 
 _TopicResponse = ProduceResponse.TopicProduceResponse
 _PartitionResponse = _TopicResponse.PartitionProduceResponse
+_RecordError = _PartitionResponse.BatchIndexAndErrorMessage
 
 
 class _Rejected(Exception):
@@ -164,6 +167,12 @@ def _failed(response: object, topic: str, partition: int, exc: Exception,
     code = _error_code(exc, topic, partition, ctx)
     response.error_code = code  # type: ignore[attr-defined]
     response.error_message = str(exc) or None  # type: ignore[attr-defined]
+    if isinstance(exc, InvalidRecordError) and exc.record_errors:
+        # KIP-467 (v8+): which records of the batch were refused, so that the client fails
+        # them with their own message (the batch as a whole is not appended).
+        response.record_errors = [  # type: ignore[attr-defined]
+            _RecordError(batch_index=index, batch_index_error_message=message)
+            for index, message in exc.record_errors]
     failures.append(f"{topic}-{partition}: {code.name}: {exc}")
 
 

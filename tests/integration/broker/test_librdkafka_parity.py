@@ -19,6 +19,8 @@ from confluent_kafka import (
     TopicPartition,
 )
 from confluent_kafka.admin import AclOperation, AdminClient, ConfigResource, NewTopic
+from kafka import KafkaProducer
+from kafka.errors import KafkaError as KafkaPythonError
 
 pytestmark = pytest.mark.integration
 
@@ -135,3 +137,33 @@ def test_delete_records_moves_the_low_watermark_across_a_restart(broker_factory)
             values.append(message.value())
     consumer.close()
     assert values == [b"value-%d" % i for i in range(6, 10)]
+
+
+def test_produce_fails_the_invalid_records_of_a_batch_by_name(bootstrap: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("keyed", 1, 1, config={"cleanup.policy": "compact"})])[
+        "keyed"].result(DEADLINE_S)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 200, "retries": 0})
+    outcomes: dict[bytes, object] = {}
+    for value, key in ((b"0", b"a"), (b"1", None), (b"2", b"c"), (b"3", None)):
+        producer.produce("keyed", value, key, partition=0,
+                         on_delivery=lambda err, msg: outcomes.update({msg.value(): err}))
+    assert producer.flush(DEADLINE_S) == 0
+    # One batch: the keyless records carry the broker's INVALID_RECORD, the others the
+    # client's "an invalid record in the same batch" (KIP-467 record_errors).
+    codes = {value: err.code() for value, err in outcomes.items()}
+    assert codes == {b"1": KafkaError.INVALID_RECORD, b"3": KafkaError.INVALID_RECORD,
+                     b"0": KafkaError._INVALID_DIFFERENT_RECORD,
+                     b"2": KafkaError._INVALID_DIFFERENT_RECORD}
+
+    kp = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=200, retries=0)
+    try:
+        futures = [kp.send("keyed", value=b"x", key=key, partition=0) for key in (b"a", None)]
+        with pytest.raises(KafkaPythonError) as keyless:
+            futures[1].get(DEADLINE_S)
+        assert "without key" in str(keyless.value)
+        with pytest.raises(KafkaPythonError) as keyed:
+            futures[0].get(DEADLINE_S)
+        assert "without key" not in str(keyed.value)
+    finally:
+        kp.close()

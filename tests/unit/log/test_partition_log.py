@@ -131,8 +131,10 @@ def test_log_append_time_topics_stamp_the_append_time(tmp_path):
 def test_compacted_topics_reject_records_without_keys(tmp_path):
     plog = open_log(tmp_path / "p", config(cleanup_policy="compact"))
     plog.append(batch_of([(b"a", b"1"), (b"b", None)], 1))
-    with pytest.raises(InvalidRecordError, match="compacted topic requires keys"):
-        plog.append(batch_of([(b"a", b"1"), (None, b"2")], 1))
+    with pytest.raises(InvalidRecordError, match="rejected due to 2 record errors") as info:
+        plog.append(batch_of([(b"a", b"1"), (None, b"2"), (b"c", b"3"), (None, b"4")], 1))
+    assert [i for i, _ in info.value.record_errors] == [1, 3]
+    assert "Compacted topic cannot accept message without key" in info.value.record_errors[0][1]
     assert plog.log_end_offset == 2
 
 
