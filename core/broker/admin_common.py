@@ -44,6 +44,7 @@ __all__ = [
     "ConfigSource",
     "ConfigSynonym",
     "ConfigType",
+    "alter_broker",
     "alter_topic",
     "check_alterable",
     "check_broker_name",
@@ -289,23 +290,43 @@ def alter_topic(state: BrokerState, name: str, set_configs: Mapping[str, str],
 
 def check_alterable(state: BrokerState, resource_type: int, resource_name: str,
                     keys: list[str]) -> None:
-    """Raise AdminError unless an alter request for this resource can be served: a topic
-    resource with no key given twice. Broker settings are read at start, so a broker
-    resource is refused as Kafka refuses a config it cannot update dynamically."""
+    """Raise AdminError unless an alter request for this resource can be served: a topic,
+    or this broker ("" for the cluster-wide default), with no key given twice."""
     if duplicates(keys):
         raise AdminError(ErrorCode.INVALID_REQUEST,
                          f"Error due to duplicate config keys: {sorted(duplicates(keys))}")
     if resource_type == ConfigResourceType.BROKER:
         if resource_name != "":
             check_broker_name(state, resource_name)
-        raise AdminError(ErrorCode.INVALID_REQUEST,
-                         f"Cannot update these configs dynamically: {sorted(keys)}. Ferry "
-                         "reads broker settings at start: change the broker's config file "
-                         "and restart it.")
+        if state.dynamic is None:
+            raise AdminError(ErrorCode.INVALID_REQUEST,
+                             "this broker keeps no dynamic configs: change its config file "
+                             "and restart it")
+        return
     if resource_type != ConfigResourceType.TOPIC:
         raise AdminError(ErrorCode.INVALID_REQUEST,
                          f"Unsupported config resource type {resource_type}: Ferry alters "
-                         "topic configs (2)")
+                         "topic (2) and broker (4) configs")
+
+
+async def alter_broker(state: BrokerState, resource_name: str,
+                       update: Callable[[dict[str, str]], dict[str, str]],
+                       validate_only: bool) -> None:
+    """Change this broker's dynamic configs (``resource_name`` "": the cluster-wide
+    default level): ``update`` maps the level's current configs to its new complete set
+    (raising AdminError for a bad operation). The change is stored, then applied."""
+    dynamic = state.dynamic
+    assert dynamic is not None  # check_alterable refused the resource otherwise
+
+    def change() -> None:
+        config = dynamic.change(resource_name == "", update, validate_only)
+        if validate_only:
+            return
+        state.config = config
+        if config.topic_defaults != state.manager.defaults:
+            state.manager.set_defaults(config.topic_defaults)
+
+    await in_thread(state, change)
 
 
 def config_values(configs: Mapping[str, str | None], what: str) -> dict[str, str]:

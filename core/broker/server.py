@@ -19,6 +19,7 @@ from pathlib import Path
 
 from core.broker.config import BrokerConfig, BrokerConfigError
 from core.broker.connection import BrokerConnection
+from core.broker.dynamic_config import DynamicBrokerConfigs
 from core.broker.memory import tune_malloc_for_large_buffers
 from core.broker.meta import load_or_create_meta
 from core.broker.producer_state import ProducerStateManager
@@ -190,6 +191,11 @@ async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoo
     tune_malloc_for_large_buffers()
     data_dir = manager.data_dir
     cluster_id = load_or_create_meta(data_dir, config.node_id)
+    # Settings made by AlterConfigs before a restart go on top of the config file's.
+    dynamic = DynamicBrokerConfigs.load(data_dir, config.raw)
+    if dynamic:
+        config = dynamic.effective()
+        manager.set_defaults(config.topic_defaults)
     producers = ProducerStateManager(data_dir, expiration_ms=config.producer_id_expiration_ms)
     started = time.monotonic()
     for topic in manager.topics():  # nothing else uses the manager yet: no races
@@ -197,7 +203,7 @@ async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoo
             producers.load(manager.log(topic, partition))
     log.debug("producer state loaded in %.0f ms", (time.monotonic() - started) * 1000)
     state = BrokerState(config, manager, coordinator, producers, config.node_id, target.host,
-                        target.port, cluster_id, asyncio.get_running_loop())
+                        target.port, cluster_id, asyncio.get_running_loop(), dynamic=dynamic)
     server = BrokerServer(state, listen, tick_coordinator=tick_coordinator)
     await server.start()
     try:

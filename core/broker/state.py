@@ -11,6 +11,7 @@ from core.broker.appender import Appender
 
 if TYPE_CHECKING:
     from core.broker.config import BrokerConfig
+    from core.broker.dynamic_config import DynamicBrokerConfigs
     from core.broker.producer_state import ProducerStateManager
     from core.group import GroupCoordinator
     from core.log.manager import LogManager
@@ -37,6 +38,8 @@ class BrokerState:
     * ``appender``: runs Produce appends (inline, or on threads for partitions that fsync);
       built from ``producers`` and ``config`` when not given.
     * ``append_waiters``: where long-polling Fetch requests wait for appends.
+    * ``dynamic``: the configs set by AlterConfigs (None: refused, as in handler tests that
+      build a state by hand); ``config`` is the static settings with them on top.
     """
 
     config: BrokerConfig
@@ -51,6 +54,7 @@ class BrokerState:
     extras: dict[str, Any] = field(default_factory=dict)
     appender: Appender = field(default=None)  # type: ignore[assignment] # see __post_init__
     append_waiters: AppendWaiters = field(default_factory=AppendWaiters)
+    dynamic: DynamicBrokerConfigs | None = None
 
     def __post_init__(self) -> None:
         if self.appender is None:

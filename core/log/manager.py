@@ -265,6 +265,20 @@ class LogManager:
         log.info("altered configs of topic %s: set %s, deleted %s", name, normalized, deleted)
         return self._copy(metadata)
 
+    def set_defaults(self, defaults: TopicConfig) -> None:
+        """New broker-level topic defaults (a dynamic broker config): every topic's config
+        is recomputed from them and its overrides, and reaches its partitions at once."""
+        with self._lock:
+            self._check_open()
+            self.defaults = defaults
+            self._store.defaults = defaults
+            for topic in self._topics.values():
+                config = defaults.with_overrides(topic.metadata.overrides)
+                topic.metadata = replace(topic.metadata, config=config)
+                for plog in topic.logs:
+                    plog.update_config(config)
+        self._maintenance.wake()
+
     def log(self, topic: str, partition: int) -> PartitionLog:
         """The PartitionLog of ``topic``-``partition``; UnknownTopicError if there is none."""
         logs = self._get(topic).logs

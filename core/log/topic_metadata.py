@@ -103,7 +103,7 @@ class TopicMetadataStore:
 
     def __init__(self, data_dir: Path, defaults: TopicConfig):
         self.directory = data_dir / TOPICS_DIR
-        self._defaults = defaults
+        self.defaults = defaults  # the LogManager's; replaced with it
 
     def load_all(self) -> list[TopicMetadata]:
         """Every stored topic, sorted by name; temporary files of interrupted writes are
@@ -167,7 +167,7 @@ class TopicMetadataStore:
                 name=name,
                 partitions=check_partition_count(record["partitions"]),
                 overrides=overrides,
-                config=self._defaults.with_overrides(overrides),
+                config=self.defaults.with_overrides(overrides),
                 topic_id=str(record["topic_id"]),
                 internal=bool(record.get("internal", False)),
                 created_ms=int(record.get("created_ms", 0)),

@@ -1,10 +1,13 @@
-"""AlterConfigs (key 33) v0-2: replace every override of a topic (the legacy API)."""
+"""AlterConfigs (key 33) v0-2: replace every override of a topic, or every dynamic config
+of this broker or of the cluster-wide default (the legacy API)."""
 
 from __future__ import annotations
 
 from kafka.protocol.admin.configs import AlterConfigsRequest, AlterConfigsResponse
 
 from core.broker.admin_common import (
+    ConfigResourceType,
+    alter_broker,
     alter_each_resource,
     alter_topic,
     check_alterable,
@@ -40,6 +43,10 @@ async def _alter(state: BrokerState, resource: AlterConfigsRequest.AlterConfigsR
     check_alterable(state, resource.resource_type, resource.resource_name,
                     [c.name for c in resource.configs])
     name = resource.resource_name
+    if resource.resource_type == ConfigResourceType.BROKER:
+        given = config_values({c.name: c.value for c in resource.configs}, "broker")
+        await alter_broker(state, name, lambda _current: given, validate_only)
+        return
     new = config_values({c.name: c.value for c in resource.configs}, "topic")
     try:
         await in_thread(state, _replace, state, name, new, validate_only)

@@ -1,4 +1,6 @@
-"""DescribeConfigs (key 32) v1-4: topic configs with their sources, and this broker's."""
+"""DescribeConfigs (key 32) v1-4: topic configs with their sources, and this broker's: the
+settings it reads and the dynamic configs set by AlterConfigs, each with its source
+(per-broker dynamic, cluster-default dynamic, config file, Kafka's default)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from core.broker.admin_common import (
     topic_config_type,
 )
 from core.broker.config import BROKER_CONFIGS
+from core.broker.dynamic_names import DYNAMIC_CONFIGS, LISTENER_PREFIXED
 from core.broker.registry import handles
 from core.broker.state import BrokerState, RequestContext
 from core.log.config import BROKER_DEFAULT_NAMES, TOPIC_CONFIGS
@@ -73,8 +76,14 @@ def _describe(state: BrokerState, resource_type: int, name: str) -> list[ConfigE
         return topic_config_entries(metadata, state.manager.defaults)
     if resource_type == ConfigResourceType.BROKER:
         if name == "":
-            # The cluster-wide dynamic defaults: Ferry has no dynamic broker configs.
-            return []
+            # The cluster-wide default level: only what AlterConfigs set there, as Kafka.
+            level = state.dynamic.level(True) if state.dynamic is not None else {}
+            return [ConfigEntry(name=k, value=v,
+                                source=ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+                                config_type=ConfigType.STRING,
+                                synonyms=[ConfigSynonym(
+                                    k, v, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)])
+                    for k, v in sorted(level.items())]
         check_broker_name(state, name)
         return broker_config_entries(state)
     raise AdminError(ErrorCode.INVALID_REQUEST,
@@ -83,35 +92,54 @@ def _describe(state: BrokerState, resource_type: int, name: str) -> list[ConfigE
 
 
 def broker_config_entries(state: BrokerState) -> list[ConfigEntry]:
-    """Every setting this broker reads, and the broker-level topic defaults. All are
-    read-only: Ferry changes broker settings by restart, not by AlterConfigs."""
+    """Every setting this broker reads, the broker-level topic defaults, and every other
+    dynamic config set by AlterConfigs, each with its source. Read-only unless Kafka
+    lets AlterConfigs change it (``core.broker.dynamic_names``)."""
     config = state.config
-    given = config.raw
+    dynamic = state.dynamic
+    given = dynamic.static if dynamic is not None else config.raw
     entries = []
     for key in BROKER_CONFIGS.values():
         value = getattr(config, key.name.replace(".", "_"))
         rendered = ("true" if value else "false") if key.type == "bool" else str(value)
         names = (key.name, *_BROKER_ALIASES.get(key.name, ()))
-        entries.append(_broker_entry(key.name, rendered, _default_text(key.type, key.default),
-                                     any(n in given for n in names),
+        static = next((given[n] for n in names if n in given), None)
+        entries.append(_broker_entry(state, key.name, rendered,
+                                     _default_text(key.type, key.default), static,
                                      _BROKER_TYPES.get(key.type, ConfigType.UNKNOWN), key.doc))
     defaults = state.manager.defaults
     for broker_name, topic_name in BROKER_DEFAULT_NAMES.items():
         topic_key = TOPIC_CONFIGS[topic_name]
         entries.append(_broker_entry(
-            broker_name, topic_key.render(getattr(defaults, topic_key.attribute)),
-            topic_key.render(topic_key.default), broker_name in given,
+            state, broker_name, topic_key.render(getattr(defaults, topic_key.attribute)),
+            topic_key.render(topic_key.default), given.get(broker_name),
             topic_config_type(topic_key.type),
             f"The default {topic_name} of topics. {topic_key.doc}"))
+    described = {e.name for e in entries}
+    if dynamic is not None:
+        levels = {**dynamic.level(True), **dynamic.level(False)}
+        for name in sorted(set(levels) - described):
+            entries.append(_broker_entry(state, name, levels[name], None, given.get(name),
+                                         ConfigType.STRING, None))
     return sorted(entries, key=lambda e: e.name)
 
 
-def _broker_entry(name: str, value: str, default: str, given: bool, config_type: ConfigType,
-                  doc: str) -> ConfigEntry:
-    synonyms = [ConfigSynonym(name, default, ConfigSource.DEFAULT_CONFIG)]
-    if given:
-        synonyms.insert(0, ConfigSynonym(name, value, ConfigSource.STATIC_BROKER_CONFIG))
-    return ConfigEntry(name=name, value=value, source=synonyms[0].source, read_only=True,
+def _broker_entry(state: BrokerState, name: str, value: str, default: str | None,
+                  static: str | None, config_type: ConfigType, doc: str | None) -> ConfigEntry:
+    """One broker config; synonyms from the most specific source to Kafka's default."""
+    synonyms = []
+    if state.dynamic is not None:
+        for cluster_default, source in ((False, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                                        (True, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)):
+            level = state.dynamic.level(cluster_default)
+            if name in level:
+                synonyms.append(ConfigSynonym(name, level[name], source))
+    if static is not None:
+        synonyms.append(ConfigSynonym(name, static, ConfigSource.STATIC_BROKER_CONFIG))
+    if default is not None:
+        synonyms.append(ConfigSynonym(name, default, ConfigSource.DEFAULT_CONFIG))
+    read_only = name not in DYNAMIC_CONFIGS and not LISTENER_PREFIXED.fullmatch(name)
+    return ConfigEntry(name=name, value=value, source=synonyms[0].source, read_only=read_only,
                        config_type=config_type, documentation=doc, synonyms=synonyms)
 
 

@@ -18,7 +18,15 @@ from confluent_kafka import (
     TopicCollection,
     TopicPartition,
 )
-from confluent_kafka.admin import AclOperation, AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import (
+    AclOperation,
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewTopic,
+)
 from kafka import KafkaProducer
 from kafka.errors import KafkaError as KafkaPythonError
 
@@ -167,3 +175,41 @@ def test_produce_fails_the_invalid_records_of_a_batch_by_name(bootstrap: str) ->
         assert "without key" not in str(keyed.value)
     finally:
         kp.close()
+
+
+def test_dynamic_broker_configs_are_accepted_applied_and_kept(broker_factory) -> None:
+    broker = broker_factory({"log.retention.ms": "3600000"})
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("dyn", 1, 1)])["dyn"].result(DEADLINE_S)
+    this_broker = ConfigResource(ConfigResource.Type.BROKER, "0")
+    this_broker.add_incremental_config(ConfigEntry(
+        "log.retention.ms", "120000", incremental_operation=AlterConfigOpType.SET))
+    this_broker.add_incremental_config(ConfigEntry(
+        "sasl.kerberos.min.time.before.relogin", "58000",
+        incremental_operation=AlterConfigOpType.SET))
+    admin.incremental_alter_configs([this_broker])[this_broker].result(DEADLINE_S)
+
+    read_only = ConfigResource(ConfigResource.Type.BROKER, "0")
+    read_only.add_incremental_config(ConfigEntry(
+        "node.id", "5", incremental_operation=AlterConfigOpType.SET))
+    with pytest.raises(KafkaException) as info:
+        admin.incremental_alter_configs([read_only])[read_only].result(DEADLINE_S)
+    assert "node.id" in info.value.args[0].str()
+
+    def described() -> dict[str, object]:
+        resources = [ConfigResource(ConfigResource.Type.BROKER, "0"),
+                     ConfigResource(ConfigResource.Type.TOPIC, "dyn")]
+        client = AdminClient({"bootstrap.servers": broker.bootstrap})
+        futures = client.describe_configs(resources)
+        broker_configs, topic_configs = (futures[r].result(DEADLINE_S) for r in resources)
+        return {"broker": broker_configs["log.retention.ms"],
+                "relogin": broker_configs["sasl.kerberos.min.time.before.relogin"],
+                "topic": topic_configs["retention.ms"]}
+
+    for _ in range(2):  # before and after a restart
+        seen = described()
+        assert (seen["broker"].value, seen["broker"].source) == (
+            "120000", ConfigSource.DYNAMIC_BROKER_CONFIG.value)
+        assert seen["relogin"].value == "58000"
+        assert seen["topic"].value == "120000"  # the topic follows the broker default
+        broker.restart()

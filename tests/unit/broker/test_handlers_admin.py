@@ -29,6 +29,7 @@ import core.broker.handlers.describe_configs
 import core.broker.handlers.incremental_alter_configs  # noqa: F401 - registers the handlers
 from core.broker.admin_common import ConfigSource, ConfigType
 from core.broker.config import BrokerConfig
+from core.broker.dynamic_config import DynamicBrokerConfigs
 from core.broker.registry import lookup
 from core.broker.state import BrokerState, RequestContext
 from core.group import GroupCoordinator, LogOffsetStore
@@ -112,7 +113,8 @@ def admin(tmp_path: Path) -> Iterator[Admin]:
     coordinator.load()
     state = BrokerState(config=config, manager=manager, coordinator=coordinator,
                         producers=None, node_id=NODE, advertised_host="broker.test",
-                        advertised_port=19092, cluster_id="cluster", loop=loop)
+                        advertised_port=19092, cluster_id="cluster", loop=loop,
+                        dynamic=DynamicBrokerConfigs.load(tmp_path / "data", config.raw))
     yield Admin(state, loop)
     coordinator.close()
     manager.close()
@@ -311,7 +313,8 @@ def test_describe_this_broker(admin: Admin) -> None:
         "3600000", ConfigSource.STATIC_BROKER_CONFIG)
     assert (configs["node.id"].value, configs["node.id"].config_type) == (
         str(NODE), ConfigType.INT)
-    assert all(c.read_only for c in r.configs)
+    # Read-only unless Kafka lets AlterConfigs change it.
+    assert configs["node.id"].read_only and not configs["log.retention.ms"].read_only
 
 
 @pytest.mark.parametrize(("resource_type", "name", "code"), [
