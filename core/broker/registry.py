@@ -26,25 +26,23 @@ Handler = Callable[["BrokerState", "RequestContext"], Awaitable[Any]]
 
 @dataclass(frozen=True)
 class ApiSpec:
-    """One served API: its key and name, the kafka-python request class, the versions the
-    handler parses (``min_version``..``max_version``), and the minimum advertised in
-    ApiVersions (``advertise_min``; lower than ``min_version`` only where old clients check
-    for a version they never send, e.g. Produce 0 for librdkafka < 2.11.1)."""
+    """One served API: its key and name, the kafka-python request class, and the versions
+    the handler reads (``min_version``..``max_version``), which is also what ApiVersions
+    advertises: a version advertised is a version read."""
 
     api_key: int
     name: str
     request_class: type
     min_version: int
     max_version: int
-    advertise_min: int
     handler: Handler
 
 
 _SPECS: dict[int, ApiSpec] = {}
 
 
-def handles(request_class: type, *, versions: tuple[int, int],
-            advertise_min: int | None = None) -> Callable[[Handler], Handler]:
+def handles(request_class: type, *, versions: tuple[int, int]
+            ) -> Callable[[Handler], Handler]:
     """Register the decorated coroutine as the handler of ``request_class``'s API."""
 
     def register(fn: Handler) -> Handler:
@@ -52,8 +50,7 @@ def handles(request_class: type, *, versions: tuple[int, int],
         if key in _SPECS and _SPECS[key].handler is not fn:
             raise RuntimeError(f"API {key} ({request_class.name}) has two handlers")
         low, high = versions
-        _SPECS[key] = ApiSpec(key, request_class.name, request_class, low, high,
-                              low if advertise_min is None else advertise_min, fn)
+        _SPECS[key] = ApiSpec(key, request_class.name, request_class, low, high, fn)
         return fn
 
     return register

@@ -1,6 +1,6 @@
 """ApiVersions (key 18, v0-4): which APIs and versions this broker serves.
 
-Advertised ranges come from the handler registry (``advertise_min``..``max_version``).
+Advertised ranges are the versions each handler reads (the handler registry).
 A request above v4 is answered as KIP-511 says: a v0-format body with UNSUPPORTED_VERSION
 and only the ApiVersions entry, so the client retries with a version both sides know.
 v3+ requests name the client software; names Kafka would reject get INVALID_REQUEST.
@@ -32,7 +32,7 @@ async def api_versions(state: BrokerState, ctx: RequestContext) -> object:
         assert own is not None
         body = ApiVersionsResponse(
             error_code=ErrorCode.UNSUPPORTED_VERSION,
-            api_keys=[_ApiVersion(api_key=API_VERSIONS_KEY, min_version=own.advertise_min,
+            api_keys=[_ApiVersion(api_key=API_VERSIONS_KEY, min_version=own.min_version,
                                   max_version=own.max_version)],
         ).encode(version=0)
         return EncodedResponse([body])
@@ -43,6 +43,6 @@ async def api_versions(state: BrokerState, ctx: RequestContext) -> object:
     ):
         return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST, api_keys=[],
                                    throttle_time_ms=0)
-    keys = [_ApiVersion(api_key=s.api_key, min_version=s.advertise_min,
+    keys = [_ApiVersion(api_key=s.api_key, min_version=s.min_version,
                         max_version=s.max_version) for s in all_specs()]
     return ApiVersionsResponse(error_code=ErrorCode.NONE, api_keys=keys, throttle_time_ms=0)

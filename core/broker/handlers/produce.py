@@ -1,4 +1,8 @@
-"""Produce (key 0, v3-9; v0 advertised): append one RecordBatch v2 per partition.
+"""Produce (key 0, v0-9): append one RecordBatch v2 per partition.
+
+Produce v0-2 (clients from before Kafka 0.11) carry message sets of the old formats, which
+are converted to one v2 batch first (``core.broker.legacy_records``), as Kafka converts
+them on append; everything below then applies to the converted batch.
 
 Batches are stored as the producer compressed them and never decoded (except that
 compacted topics check for keys). Per partition, as Kafka's ``LogValidator`` does: exactly
@@ -17,11 +21,13 @@ is this node), except that min.insync.replicas above 1 cannot be met: NOT_ENOUGH
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable
 
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from core.broker.handlers.metadata import LEADER_EPOCH
+from core.broker.legacy_records import to_record_batch
 from core.broker.producer_state import ProducerStateError
 from core.broker.registry import handles
 from core.broker.state import BrokerState, CloseConnection, RequestContext
@@ -58,7 +64,7 @@ class _Rejected(Exception):
         self.code = code
 
 
-@handles(ProduceRequest, versions=(3, 9), advertise_min=0)
+@handles(ProduceRequest, versions=(0, 9))
 async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | None:
     request = ctx.request
     acks = request.acks
@@ -83,7 +89,10 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
                                     f"clients cannot write to the internal topic "
                                     f"{topic_data.name}")
                 plog = state.manager.log(topic_data.name, data.index)
-                header, batch = _check_batch(plog, data.records, acks)
+                records = data.records
+                if ctx.api_version < 3 and records:
+                    records = to_record_batch(records, int(time.time() * 1000))
+                header, batch = _check_batch(plog, records, acks)
                 if state.appender.fsyncs(plog):
                     waiting.append((response, plog,
                                     state.appender.append_in_thread(plog, header, batch)))

@@ -213,3 +213,39 @@ def test_dynamic_broker_configs_are_accepted_applied_and_kept(broker_factory) ->
         assert seen["relogin"].value == "58000"
         assert seen["topic"].value == "120000"  # the topic follows the broker default
         broker.restart()
+
+
+def test_clients_speaking_old_produce_versions_are_served(bootstrap: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic("old-clients", 1, 1)])["old-clients"].result(DEADLINE_S)
+    sent = []
+    # kafka-python pinned to 0.10 (Produce v2, format v1) and 0.9 (Produce v1, format v0).
+    for api_version, compression in (((0, 10), None), ((0, 10), "gzip"), ((0, 9), None)):
+        kp = KafkaProducer(bootstrap_servers=bootstrap, api_version=api_version,
+                           compression_type=compression)
+        try:
+            value = f"kafka-python {api_version} {compression}".encode()
+            kp.send("old-clients", key=b"k", value=value, partition=0).get(DEADLINE_S)
+            sent.append(value)
+        finally:
+            kp.close()
+    # librdkafka without ApiVersions, as with a broker older than 0.10.
+    producer = Producer({"bootstrap.servers": bootstrap, "api.version.request": False,
+                         "broker.version.fallback": "0.9.0"})
+    errors: list[object] = []
+    producer.produce("old-clients", b"librdkafka 0.9.0", b"k", partition=0,
+                     on_delivery=lambda err, _msg: errors.append(err))
+    assert producer.flush(DEADLINE_S) == 0
+    assert errors == [None]
+    sent.append(b"librdkafka 0.9.0")
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "old-clients"})
+    consumer.assign([TopicPartition("old-clients", 0, OFFSET_BEGINNING)])
+    received = []
+    deadline = time.monotonic() + DEADLINE_S
+    while len(received) < len(sent) and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            received.append(message.value())
+    consumer.close()
+    assert received == sent
