@@ -33,6 +33,7 @@ from core.log.errors import (
 from core.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from core.broker.dynamic_config import DynamicBrokerConfigs
     from core.broker.state import BrokerState
     from core.log.topic_metadata import TopicMetadata
 
@@ -145,31 +146,44 @@ class ConfigEntry:
     synonyms: list[ConfigSynonym] = field(default_factory=list)
 
 
-def topic_config_entries(metadata: TopicMetadata, broker_defaults: TopicConfig
-                         ) -> list[ConfigEntry]:
+def topic_config_entries(metadata: TopicMetadata, broker_defaults: TopicConfig,
+                         dynamic: DynamicBrokerConfigs | None = None) -> list[ConfigEntry]:
     """Every topic config of ``metadata`` with its effective value and source.
 
-    A per-topic override is DYNAMIC_TOPIC_CONFIG; a default that the broker's config file
-    changed (``log.retention.ms`` ...) is STATIC_BROKER_CONFIG; anything else is Kafka's
-    own default, DEFAULT_CONFIG. Synonyms list the same chain the way Kafka does. The
-    broker's setting is recognised by its effect, so one set to Kafka's own default reads
-    as DEFAULT_CONFIG (with the same value).
+    A per-topic override is DYNAMIC_TOPIC_CONFIG; a broker default set by AlterConfigs is
+    DYNAMIC_BROKER_CONFIG or DYNAMIC_DEFAULT_BROKER_CONFIG (``dynamic``); a default that the
+    broker's config file changed (``log.retention.ms`` ...) is STATIC_BROKER_CONFIG;
+    anything else is Kafka's own default, DEFAULT_CONFIG. Synonyms list the same chain the
+    way Kafka does. Without dynamic configs the config file's setting is recognised by its
+    effect, so one set to Kafka's own default reads as DEFAULT_CONFIG (with the same value).
     """
-    return [_topic_entry(key, metadata, broker_defaults) for key in TOPIC_CONFIGS.values()]
+    return [_topic_entry(key, metadata, broker_defaults, dynamic)
+            for key in TOPIC_CONFIGS.values()]
 
 
-def _topic_entry(key: ConfigKey, metadata: TopicMetadata, broker_defaults: TopicConfig
-                 ) -> ConfigEntry:
+def _topic_entry(key: ConfigKey, metadata: TopicMetadata, broker_defaults: TopicConfig,
+                 dynamic: DynamicBrokerConfigs | None) -> ConfigEntry:
     override = metadata.overrides.get(key.name)
     broker_name = _BROKER_SYNONYMS.get(key.name, key.name)
     builtin = key.render(key.default)
-    broker_value = key.render(getattr(broker_defaults, key.attribute))
     synonyms = []
     if override is not None:
         synonyms.append(ConfigSynonym(key.name, override, ConfigSource.DYNAMIC_TOPIC_CONFIG))
-    if broker_value != builtin:
-        synonyms.append(ConfigSynonym(broker_name, broker_value,
-                                      ConfigSource.STATIC_BROKER_CONFIG))
+    if dynamic:
+        for cluster_default, source in ((False, ConfigSource.DYNAMIC_BROKER_CONFIG),
+                                        (True, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)):
+            value = dynamic.level(cluster_default).get(broker_name)
+            if value is not None:
+                synonyms.append(ConfigSynonym(broker_name, value, source))
+        static = dynamic.static.get(broker_name)
+        if static is not None:
+            synonyms.append(ConfigSynonym(broker_name, static,
+                                          ConfigSource.STATIC_BROKER_CONFIG))
+    else:
+        broker_value = key.render(getattr(broker_defaults, key.attribute))
+        if broker_value != builtin:
+            synonyms.append(ConfigSynonym(broker_name, broker_value,
+                                          ConfigSource.STATIC_BROKER_CONFIG))
     synonyms.append(ConfigSynonym(broker_name, builtin, ConfigSource.DEFAULT_CONFIG))
     return ConfigEntry(
         name=key.name,

@@ -30,6 +30,7 @@ from core.broker.dynamic_names import (
     LISTENER_PREFIXED,
     PER_BROKER_ONLY,
     PER_LISTENER_ONLY,
+    is_sensitive,
 )
 from core.broker.meta import write_atomically
 from core.log.config import BROKER_DEFAULT_NAMES
@@ -134,7 +135,8 @@ class DynamicBrokerConfigs:
                                  f"cannot store the configs in {self.path}: {exc}") from exc
             self._default, self._broker = default, broker
         log.info("dynamic broker configs (%s) are now %s",
-                 "cluster default" if cluster_default else "this broker", dict(new))
+                 "cluster default" if cluster_default else "this broker",
+                 {k: "[hidden]" if is_sensitive(k) else v for k, v in new.items()})
         return config
 
 

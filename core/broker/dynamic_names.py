@@ -17,7 +17,7 @@ import re
 from core.log.config import BROKER_DEFAULT_NAMES
 
 __all__ = ["DYNAMIC_CONFIGS", "LISTENER_PREFIXED", "LIST_CONFIGS", "PER_BROKER_ONLY",
-           "PER_LISTENER_ONLY"]
+           "PER_LISTENER_ONLY", "is_sensitive"]
 
 #: SslConfigs.RECONFIGURABLE_CONFIGS: key and trust stores, changed per listener only.
 PER_LISTENER_ONLY = frozenset({
@@ -77,3 +77,9 @@ LIST_CONFIGS = frozenset({
     "log.cleanup.policy", "sasl.enabled.mechanisms", "ssl.cipher.suites",
     "ssl.enabled.protocols", "metric.reporters", "sasl.kerberos.principal.to.local.rules",
 })
+
+
+def is_sensitive(name: str) -> bool:
+    """Kafka's PASSWORD-typed broker configs (also behind a listener prefix): their values
+    are never described (DescribeConfigs answers null with is_sensitive) nor logged."""
+    return name.endswith((".password", "sasl.jaas.config", "ssl.keystore.key"))

@@ -19,7 +19,7 @@ from core.broker.admin_common import (
     topic_config_type,
 )
 from core.broker.config import BROKER_CONFIGS
-from core.broker.dynamic_names import DYNAMIC_CONFIGS, LISTENER_PREFIXED
+from core.broker.dynamic_names import DYNAMIC_CONFIGS, LISTENER_PREFIXED, is_sensitive
 from core.broker.registry import handles
 from core.broker.state import BrokerState, RequestContext
 from core.log.config import BROKER_DEFAULT_NAMES, TOPIC_CONFIGS
@@ -73,16 +73,17 @@ def _describe(state: BrokerState, resource_type: int, name: str) -> list[ConfigE
             metadata = state.manager.topic(name)
         except StorageError as exc:
             raise storage_error(exc, name) from exc
-        return topic_config_entries(metadata, state.manager.defaults)
+        return topic_config_entries(metadata, state.manager.defaults, state.dynamic)
     if resource_type == ConfigResourceType.BROKER:
         if name == "":
             # The cluster-wide default level: only what AlterConfigs set there, as Kafka.
             level = state.dynamic.level(True) if state.dynamic is not None else {}
             return [ConfigEntry(name=k, value=v,
                                 source=ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
-                                config_type=ConfigType.STRING,
+                                config_type=ConfigType.STRING, sensitive=is_sensitive(k),
                                 synonyms=[ConfigSynonym(
-                                    k, v, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)])
+                                    k, None if is_sensitive(k) else v,
+                                    ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)])
                     for k, v in sorted(level.items())]
         check_broker_name(state, name)
         return broker_config_entries(state)
@@ -139,8 +140,12 @@ def _broker_entry(state: BrokerState, name: str, value: str, default: str | None
     if default is not None:
         synonyms.append(ConfigSynonym(name, default, ConfigSource.DEFAULT_CONFIG))
     read_only = name not in DYNAMIC_CONFIGS and not LISTENER_PREFIXED.fullmatch(name)
+    sensitive = is_sensitive(name)
+    if sensitive:
+        synonyms = [ConfigSynonym(s.name, None, s.source) for s in synonyms]
     return ConfigEntry(name=name, value=value, source=synonyms[0].source, read_only=read_only,
-                       config_type=config_type, documentation=doc, synonyms=synonyms)
+                       sensitive=sensitive, config_type=config_type, documentation=doc,
+                       synonyms=synonyms)
 
 
 def _default_text(key_type: str, default: object) -> str:

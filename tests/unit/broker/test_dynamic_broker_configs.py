@@ -63,6 +63,30 @@ def describe(b: InProcessBroker, name: str) -> dict[str, Any]:
     return {c.name: c for c in r.configs}
 
 
+def _describe_topic(b: InProcessBroker, name: str) -> list[Any]:
+    client = b.client()
+    try:
+        [r] = client.call(DescribeConfigsRequest(
+            resources=[_Desc(resource_type=TOPIC, resource_name=name,
+                             configuration_keys=["retention.ms"])],
+            include_synonyms=True, include_documentation=False), 4).results
+    finally:
+        client.close()
+    return r.configs
+
+
+def test_passwords_are_neither_described_nor_logged(broker: InProcessBroker,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    secret = "listener.name.plain.ssl.keystore.password"
+    with caplog.at_level("INFO"):
+        assert incremental(broker, "0", (secret, SET, "hunter2")).error_code == 0
+    entry = describe(broker, "0")[secret]
+    assert (entry.value, entry.is_sensitive) == (None, True)
+    assert all(s.value is None for s in entry.synonyms)
+    assert f"'{secret}': '[hidden]'" in caplog.text
+    assert "hunter2" not in caplog.text
+
+
 def test_a_dynamic_topic_default_reaches_topics_at_once(broker: InProcessBroker) -> None:
     r = incremental(broker, "0", ("log.retention.ms", SET, "120000"))
     assert (r.error_code, r.error_message) == (ErrorCode.NONE, None)
@@ -76,6 +100,11 @@ def test_a_dynamic_topic_default_reaches_topics_at_once(broker: InProcessBroker)
         ("120000", ConfigSource.DYNAMIC_BROKER_CONFIG),
         ("3600000", ConfigSource.STATIC_BROKER_CONFIG),
         ("604800000", ConfigSource.DEFAULT_CONFIG)]
+    [topic] = _describe_topic(broker, "t")
+    assert (topic.value, topic.config_source) == ("120000", ConfigSource.DYNAMIC_BROKER_CONFIG)
+    assert [s.source for s in topic.synonyms] == [
+        ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.STATIC_BROKER_CONFIG,
+        ConfigSource.DEFAULT_CONFIG]
     # DELETE goes back to the config file's value.
     assert incremental(broker, "0", ("log.retention.ms", DELETE, None)).error_code == 0
     assert broker.manager.topic("t").config.retention_ms == 3600000
