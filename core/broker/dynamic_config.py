@@ -30,6 +30,7 @@ from core.broker.dynamic_names import (
     LISTENER_PREFIXED,
     PER_BROKER_ONLY,
     PER_LISTENER_ONLY,
+    VALUE_TYPES,
     is_sensitive,
 )
 from core.broker.meta import write_atomically
@@ -116,7 +117,10 @@ class DynamicBrokerConfigs:
         with self._lock:
             current = self._default if cluster_default else self._broker
             new = update(dict(current))
-            _check_names([k for k in new if current.get(k) != new[k]], cluster_default)
+            changed = [k for k in new if current.get(k) != new[k]]
+            _check_names(changed, cluster_default)
+            for name in changed:
+                _check_type(name, new[name])
             default = dict(new) if cluster_default else self._default
             broker = self._broker if cluster_default else dict(new)
             try:
@@ -128,7 +132,8 @@ class DynamicBrokerConfigs:
             body = json.dumps({"version": _VERSION, "broker": broker, "default": default},
                               indent=2, sort_keys=True)
             try:
-                write_atomically(self.path, body + "\n")
+                # Owner-only: listener passwords may be among the values.
+                write_atomically(self.path, body + "\n", mode=0o600)
             except OSError as exc:
                 log.error("cannot store dynamic broker configs in %s: %s", self.path, exc)
                 raise AdminError(ErrorCode.KAFKA_STORAGE_ERROR,
@@ -171,6 +176,26 @@ def _check_names(names: list[str], cluster_default: bool) -> None:
             raise AdminError(ErrorCode.INVALID_REQUEST,
                              "Cannot update these configs at default cluster level, broker id "
                              f"must be specified: {per_broker}")
+
+
+def _check_type(name: str, value: str) -> None:
+    kind = VALUE_TYPES.get(name)
+    text = value.strip()
+    try:
+        if kind in ("INT", "LONG"):
+            number = int(text)
+            if kind == "INT" and not -(2**31) <= number < 2**31:
+                raise ValueError
+        elif kind == "DOUBLE":
+            float(text)
+        elif kind == "BOOLEAN" and text.lower() not in ("true", "false"):
+            raise ValueError
+    except ValueError:
+        raise AdminError(ErrorCode.INVALID_CONFIG,
+                         f"Invalid value {value} for configuration {name}: Not a number of "
+                         f"type {kind}" if kind != "BOOLEAN" else
+                         f"Invalid value {value} for configuration {name}: Expected value to "
+                         "be either true or false") from None
 
 
 #: Kafka broker configs that exist but are read-only (set in the config file, applied at

@@ -17,7 +17,7 @@ import re
 from core.log.config import BROKER_DEFAULT_NAMES
 
 __all__ = ["DYNAMIC_CONFIGS", "LISTENER_PREFIXED", "LIST_CONFIGS", "PER_BROKER_ONLY",
-           "PER_LISTENER_ONLY", "is_sensitive"]
+           "PER_LISTENER_ONLY", "VALUE_TYPES", "is_sensitive"]
 
 #: SslConfigs.RECONFIGURABLE_CONFIGS: key and trust stores, changed per listener only.
 PER_LISTENER_ONLY = frozenset({
@@ -83,3 +83,27 @@ def is_sensitive(name: str) -> bool:
     """Kafka's PASSWORD-typed broker configs (also behind a listener prefix): their values
     are never described (DescribeConfigs answers null with is_sensitive) nor logged."""
     return name.endswith((".password", "sasl.jaas.config", "ssl.keystore.key"))
+
+
+#: Kafka's types of the dynamic names Ferry's BrokerConfig does not parse itself, so that
+#: a value Kafka would refuse is refused here too (BrokerConfig checks the others).
+VALUE_TYPES: dict[str, str] = {
+    **dict.fromkeys((
+        "num.network.threads", "num.replica.fetchers", "num.recovery.threads.per.data.dir",
+        "background.threads", "log.cleaner.threads", "log.cleaner.io.buffer.size",
+        "max.connections", "max.connections.per.ip", "max.connection.creation.rate",
+        "compression.gzip.level", "compression.lz4.level", "compression.zstd.level",
+        "sasl.login.refresh.min.period.seconds", "sasl.login.refresh.buffer.seconds"), "INT"),
+    **dict.fromkeys((
+        "log.cleaner.dedupe.buffer.size", "log.local.retention.ms", "log.local.retention.bytes",
+        "sasl.kerberos.min.time.before.relogin", "leader.replication.throttled.rate",
+        "follower.replication.throttled.rate", "replica.alter.log.dirs.io.max.bytes.per.second",
+        "remote.log.index.file.cache.total.size.bytes",
+        "remote.log.manager.copy.max.bytes.per.second",
+        "remote.log.manager.fetch.max.bytes.per.second"), "LONG"),
+    **dict.fromkeys((
+        "log.cleaner.io.buffer.load.factor", "log.cleaner.io.max.bytes.per.second",
+        "sasl.kerberos.ticket.renew.window.factor", "sasl.kerberos.ticket.renew.jitter",
+        "sasl.login.refresh.window.factor", "sasl.login.refresh.window.jitter"), "DOUBLE"),
+    "transaction.partition.verification.enable": "BOOLEAN",
+}

@@ -28,10 +28,11 @@ def new_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so that a crash leaves the old or the new content."""
+def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``text`` so that a crash leaves the old or the new content;
+    a new file gets ``mode``."""
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
         os.write(fd, text.encode("utf-8"))
         os.fsync(fd)

@@ -85,6 +85,7 @@ def test_passwords_are_neither_described_nor_logged(broker: InProcessBroker,
     assert all(s.value is None for s in entry.synonyms)
     assert f"'{secret}': '[hidden]'" in caplog.text
     assert "hunter2" not in caplog.text
+    assert (broker.data_dir / DYNAMIC_FILE).stat().st_mode & 0o077 == 0
 
 
 def test_a_dynamic_topic_default_reaches_topics_at_once(broker: InProcessBroker) -> None:
@@ -137,6 +138,8 @@ def test_cluster_default_level_and_kafka_only_names(broker: InProcessBroker) -> 
     (("ssl.keystore.location", SET, "/k"), "0", ErrorCode.INVALID_REQUEST,
      "only per-listener using the listener prefix: ['ssl.keystore.location']"),
     (("log.retention.ms", SET, "soon"), "0", ErrorCode.INVALID_CONFIG, "log.retention.ms"),
+    (("num.network.threads", SET, "many"), "", ErrorCode.INVALID_CONFIG,
+     "Invalid value many for configuration num.network.threads: Not a number of type INT"),
     (("num.io.threads", APPEND, "2"), "0", ErrorCode.INVALID_CONFIG, "num.io.threads"),
     (("log.retention.ms", SET, None), "0", ErrorCode.INVALID_CONFIG, "log.retention.ms"),
 ])
