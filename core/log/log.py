@@ -339,25 +339,27 @@ class PartitionLog:
         or below the current start changes nothing. OffsetOutOfRangeError past the log end.
         The new start is stored durably before it is returned (core.log.start_offset)."""
         now_ms = self._now_ms() if now_ms is None else now_ms
+        # Under the maintenance lock only the appender changes the log, and it only moves
+        # the end forward: the checks hold, and the fsync of the checkpoint does not keep
+        # appends waiting.
         with self._maintenance_lock:
+            self._check_open()
+            start, end = self.log_start_offset, self._segments.view.end_offset
+            target = end if offset == -1 else offset
+            if target < 0 or target > end:
+                raise OffsetOutOfRangeError(
+                    f"cannot delete records of {self.topic}-{self.partition} below offset "
+                    f"{offset}: the log holds [{start}, {end})",
+                    log_start_offset=start, log_end_offset=end)
+            if target <= start:
+                return start
+            save_start_offset(self.directory, target)
             with self._lock:
                 self._check_open()
-                view = self._segments.view
-                end = view.end_offset
-                target = end if offset == -1 else offset
-                if target < 0 or target > end:
-                    raise OffsetOutOfRangeError(
-                        f"cannot delete records of {self.topic}-{self.partition} below offset "
-                        f"{offset}: the log holds [{self.log_start_offset}, {end})",
-                        log_start_offset=self.log_start_offset, log_end_offset=end)
-                if target <= self.log_start_offset:
-                    return self.log_start_offset
-                save_start_offset(self.directory, target)
                 self._deleted_below = target
-                segments = view.segments
                 # A segment goes when the next one starts at or below the new start; the
                 # active segment always stays, as in Kafka.
-                doomed = [s for s, nxt in pairwise(segments)
+                doomed = [s for s, nxt in pairwise(self._segments.view.segments)
                           if nxt.base_offset <= target]
                 if doomed:
                     self._forget(doomed)
