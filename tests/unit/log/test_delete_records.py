@@ -73,3 +73,29 @@ def test_a_failed_checkpoint_write_changes_nothing(tmp_path, monkeypatch):
         plog.delete_records(2)
     assert plog.log_start_offset == 0
     assert len(read_all(plog)) == 3
+
+
+def test_delete_records_while_appending(tmp_path):
+    import threading
+
+    clock = FakeClock()
+    plog = open_log(tmp_path / "p", config(segment_bytes=600, file_delete_delay_ms=0), clock)
+    fill(plog, clock, 5)
+    stop = threading.Event()
+
+    def append_until_stopped() -> None:
+        while not stop.is_set():
+            plog.append(batch_of([(b"k", b"v" * 100)], clock.ms))
+
+    appender = threading.Thread(target=append_until_stopped)
+    appender.start()
+    starts = []
+    try:
+        for _ in range(20):
+            starts.append(plog.delete_records(-1))
+    finally:
+        stop.set()
+        appender.join(10)
+    assert starts == sorted(starts) and starts[-1] > 5
+    offsets = [r.offset for r in read_all(plog)]
+    assert offsets == list(range(plog.log_start_offset, plog.log_end_offset))
