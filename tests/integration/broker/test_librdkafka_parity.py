@@ -5,6 +5,7 @@ authorized operations and the old Produce versions."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 
@@ -51,6 +52,30 @@ def test_init_transactions_fails_at_once_with_a_fatal_error(bootstrap: str) -> N
     error = info.value.args[0]
     assert error.fatal()
     assert "transactions are not supported" in error.str()
+
+
+def test_other_clients_fail_transactions_at_once(bootstrap: str) -> None:
+    from aiokafka import AIOKafkaProducer
+    from aiokafka.errors import TransactionalIdAuthorizationFailed
+    from kafka.errors import TransactionalIdAuthorizationFailedError
+
+    kp = KafkaProducer(bootstrap_servers=bootstrap, transactional_id="tx-2",
+                       max_block_ms=int(DEADLINE_S * 1000))
+    try:
+        with pytest.raises(TransactionalIdAuthorizationFailedError):
+            kp.init_transactions()
+    finally:
+        kp.close()
+
+    async def start_aiokafka() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id="tx-3")
+        try:
+            await asyncio.wait_for(producer.start(), DEADLINE_S)
+        finally:
+            await producer.stop()
+
+    with pytest.raises(TransactionalIdAuthorizationFailed):
+        asyncio.run(start_aiokafka())
 
 
 def test_admin_sees_every_operation_authorized(bootstrap: str) -> None:
