@@ -33,6 +33,7 @@ from core.log.errors import (
 from core.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from core.broker.config import BrokerConfig
     from core.broker.dynamic_config import DynamicBrokerConfigs
     from core.broker.state import BrokerState
     from core.log.topic_metadata import TopicMetadata
@@ -332,13 +333,13 @@ async def alter_broker(state: BrokerState, resource_name: str,
     dynamic = state.dynamic
     assert dynamic is not None  # check_alterable refused the resource otherwise
 
-    def change() -> None:
-        config = dynamic.change(resource_name == "", update, validate_only)
-        if validate_only:
-            return
+    def apply(config: BrokerConfig) -> None:
         state.config = config
         if config.topic_defaults != state.manager.defaults:
             state.manager.set_defaults(config.topic_defaults)
+
+    def change() -> None:
+        dynamic.change(resource_name == "", update, validate_only, apply)
 
     await in_thread(state, change)
 

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from core.broker.admin_common import AdminError, ConfigSource
+from core.broker.admin_common import AdminError
 from core.broker.config import BROKER_CONFIGS, BrokerConfig, BrokerConfigError
 from core.broker.dynamic_names import (
     DYNAMIC_CONFIGS,
@@ -88,15 +88,6 @@ class DynamicBrokerConfigs:
         with self._lock:
             return dict(self._default if cluster_default else self._broker)
 
-    def source(self, name: str) -> tuple[ConfigSource, str] | None:
-        """Where ``name``'s dynamic value comes from, and that value; None if not dynamic."""
-        with self._lock:
-            if name in self._broker:
-                return ConfigSource.DYNAMIC_BROKER_CONFIG, self._broker[name]
-            if name in self._default:
-                return ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, self._default[name]
-        return None
-
     def __bool__(self) -> bool:
         """Whether any dynamic config is set."""
         return bool(self._broker or self._default)
@@ -108,12 +99,14 @@ class DynamicBrokerConfigs:
             return _parse(self.static, self._default, self._broker)
 
     def change(self, cluster_default: bool,
-               update: Callable[[dict[str, str]], dict[str, str]], validate_only: bool
-               ) -> BrokerConfig:
+               update: Callable[[dict[str, str]], dict[str, str]], validate_only: bool,
+               apply: Callable[[BrokerConfig], None] | None = None) -> BrokerConfig:
         """Replace one level's dynamic configs by ``update(current configs)``; returns the
-        resulting BrokerConfig. AdminError (naming the keys) if a name may not be set
-        dynamically at this level or a value is invalid; nothing changes then, nor with
-        ``validate_only``. An OSError writing the file is AdminError KAFKA_STORAGE_ERROR."""
+        resulting BrokerConfig, which ``apply`` receives once the change is stored (under
+        this object's lock, so changes are applied in the order they are stored).
+        AdminError (naming the keys) if a name may not be set dynamically at this level or
+        a value is invalid; nothing changes then, nor with ``validate_only``. An OSError
+        writing the file is AdminError KAFKA_STORAGE_ERROR."""
         with self._lock:
             current = self._default if cluster_default else self._broker
             new = update(dict(current))
@@ -139,6 +132,8 @@ class DynamicBrokerConfigs:
                 raise AdminError(ErrorCode.KAFKA_STORAGE_ERROR,
                                  f"cannot store the configs in {self.path}: {exc}") from exc
             self._default, self._broker = default, broker
+            if apply is not None:
+                apply(config)
         log.info("dynamic broker configs (%s) are now %s",
                  "cluster default" if cluster_default else "this broker",
                  {k: "[hidden]" if is_sensitive(k) else v for k, v in new.items()})
