@@ -37,10 +37,18 @@ def metadata_value(group: Group) -> GroupMetadataValue:
     members = tuple(
         MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host,
                        m.rebalance_timeout_ms, m.session_timeout_ms,
-                       m.metadata(protocol) if protocol is not None else b"", m.assignment)
+                       _subscription(m, protocol), m.assignment)
         for m in group.members.values())
     return GroupMetadataValue(group.protocol_type or "", group.generation_id, protocol,
                               group.leader_id, group.state_timestamp_ms, members)
+
+
+def _subscription(member: Member, protocol: str | None) -> bytes:
+    """The member's metadata for the group's protocol; every member of a generation
+    supports it, but a record must never fail on one that does not."""
+    if protocol is None or protocol not in member.protocol_names:
+        return b""
+    return member.metadata(protocol)
 
 
 def group_tombstone(group_id: str) -> tuple[bytes, bytes | None]:
