@@ -40,6 +40,6 @@ def subscribed_topics(group_id: str, protocol_type: str | None,
         for data in metadata:
             topics |= _topics(bytes(data))
     except OffsetsFormatError as exc:
-        log.warning("group %s: cannot read a member's subscription: %s", group_id, exc)
+        log.debug("group %s: cannot read a member's subscription: %s", group_id, exc)
         return None
     return frozenset(topics)

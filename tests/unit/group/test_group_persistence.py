@@ -114,3 +114,34 @@ def test_a_deletion_that_cannot_be_stored_keeps_the_group(make):
     store.failing = True
     assert h.coordinator.delete_groups(["g"]) == {"g": ErrorCode.COORDINATOR_NOT_AVAILABLE}
     assert h.coordinator.fetch_offsets("g", None)[("t", 0)].offset == 3
+
+
+def subscription(*topics: str) -> bytes:
+    """ConsumerProtocolSubscription version 1, field by field: int16 version, int32 topic
+    count, int16-length topic names, nullable user data (-1), owned partitions (none)."""
+    body = b"".join(len(t).to_bytes(2, "big") + t.encode() for t in topics)
+    return (b"\x00\x01" + len(topics).to_bytes(4, "big") + body + b"\xff\xff\xff\xff"
+            + b"\x00\x00\x00\x00")
+
+
+def test_offset_delete_spares_subscribed_topics_even_after_a_restore(make):
+    store = InMemoryOffsetStore()
+    h = make(store)
+    (a,) = h.stable_group(1, protocols=[("range", subscription("orders"))])
+    commit = {("orders", 0): OffsetCommit(1), ("audit", 0): OffsetCommit(2)}
+    assert set(h.coordinator.commit_offsets("g", 1, a.member_id, None, commit).values()) == {
+        ErrorCode.NONE}
+    restored = make(InMemoryOffsetStore(store.records)).coordinator
+    for coordinator in (h.coordinator, restored):
+        error, results = coordinator.delete_offsets("g", [("orders", 0), ("audit", 0)])
+        assert (error, results) == (ErrorCode.NONE, {
+            ("orders", 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, ("audit", 0): ErrorCode.NONE})
+        assert set(coordinator.fetch_offsets("g", None)) == {("orders", 0)}
+    assert restored.delete_offsets("nobody", [("orders", 0)]) == (
+        ErrorCode.GROUP_ID_NOT_FOUND, {})
+
+
+def test_offset_delete_of_a_non_consumer_group_with_members_is_refused(make):
+    h = make()
+    h.stable_group(1, protocol_type="connect")
+    assert h.coordinator.delete_offsets("g", [("t", 0)]) == (ErrorCode.NON_EMPTY_GROUP, {})
