@@ -63,7 +63,7 @@ class OffsetCommitKey:
 
 @dataclass(frozen=True, slots=True)
 class GroupMetadataKey:
-    """The key of a group's membership record (its value is not interpreted by Ferry)."""
+    """The key of a group's membership record; its value is ``metadata_format``'s."""
 
     group: str
 
