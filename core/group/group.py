@@ -223,7 +223,7 @@ class Group:
         for member in self.members.values():
             if member.awaiting_join:
                 log.debug("group %s: leader %s did not rejoin; %s leads now",
-                         self.group_id, self.leader_id, member.member_id)
+                          self.group_id, self.leader_id, member.member_id)
                 self.leader_id = member.member_id
                 return True
         return False

@@ -122,7 +122,7 @@ def _join_known_member(group: Group, req: JoinGroupRequest, protocols: list[tupl
     instance_id = req.group_instance_id
     if group.is_static_member_fenced(instance_id, member_id):
         log.debug("group %s: member %s of instance %s was replaced; fencing it",
-                 group.group_id, member_id, instance_id)
+                  group.group_id, member_id, instance_id)
         _reply(ctx, callback, ErrorCode.FENCED_INSTANCE_ID, member_id)
         return
     member = group.members.get(member_id)
@@ -181,7 +181,7 @@ def _add_member_and_rebalance(group: Group, req: JoinGroupRequest,
         group.new_member_added = True
     group.add(member)
     log.debug("group %s: adding member %s (instance %s, client %s)", group.group_id,
-             member_id, req.group_instance_id, req.client_id)
+              member_id, req.group_instance_id, req.client_id)
     maybe_prepare_rebalance(group, ctx, f"adding new member {member_id}")
 
 
@@ -222,7 +222,7 @@ def _replace_static_member(group: Group, req: JoinGroupRequest,
     member.touch(ctx.now_ms)
     _update_member(group, member, req, protocols, callback, ctx)
     log.debug("group %s: static member %s replaced %s as %s", group.group_id, instance_id,
-             old_id, new_id)
+              old_id, new_id)
     if group.state is GroupState.STABLE:
         if unchanged and group.select_protocol() == group.protocol_name \
                 and ctx.writer.store(group) == ErrorCode.NONE:

@@ -41,6 +41,6 @@ def _leave_one(group: Group, member_id: str, instance_id: str | None, ctx: Conte
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
     log.debug("group %s: member %s (instance %s) left", group.group_id, member_id,
-             member.group_instance_id)
+              member.group_instance_id)
     remove_member(group, member, ctx, f"member {member_id} left the group")
     return ErrorCode.NONE

@@ -68,7 +68,7 @@ def prepare_rebalance(group: Group, ctx: Context, reason: str) -> None:
         group.initial_delay_remaining_ms = None
         group.join_deadline_ms = ctx.now_ms + group.rebalance_timeout_ms
     log.debug("Preparing to rebalance group %s in state %s with old generation %d (reason: %s)",
-             group.group_id, group.state, group.generation_id, reason)
+              group.group_id, group.state, group.generation_id, reason)
     group.transition(GroupState.PREPARING_REBALANCE, ctx.now_ms)
     # A zero initial delay (the embedded backend's choice) completes at once.
     _check_join_deadline(group, ctx)
@@ -90,7 +90,7 @@ def complete_join(group: Group, ctx: Context) -> None:
     for member in list(group.members.values()):
         if not member.awaiting_join and not member.is_static:
             log.debug("group %s: removing member %s, which did not rejoin within the "
-                     "rebalance timeout", group.group_id, member.member_id)
+                      "rebalance timeout", group.group_id, member.member_id)
             evict(group, member, ctx)
     group.join_deadline_ms = None
     group.initial_delay_remaining_ms = None
@@ -194,13 +194,13 @@ def expire(group: Group, ctx: Context) -> None:
     for member_id, deadline in list(group.pending_members.items()):
         if now >= deadline:
             log.debug("group %s: pending member %s did not rejoin within its session "
-                     "timeout; forgetting it", group.group_id, member_id)
+                      "timeout; forgetting it", group.group_id, member_id)
             remove_pending_member(group, member_id, ctx)
     for member in list(group.members.values()):
         if group.members.get(member.member_id) is member and member.session_expired(now):
             log.debug("group %s: member %s has failed (no heartbeat within %d ms); removing "
-                     "it from the group", group.group_id, member.member_id,
-                     member.session_timeout_ms)
+                      "it from the group", group.group_id, member.member_id,
+                      member.session_timeout_ms)
             remove_member(group, member, ctx,
                           f"removing member {member.member_id} on heartbeat expiration")
     _check_join_deadline(group, ctx)
@@ -239,5 +239,5 @@ def _check_sync_deadline(group: Group, ctx: Context) -> None:
         if member is not None:
             evict(group, member, ctx)
     log.debug("group %s: removed members %s, which did not send SyncGroup within the "
-             "rebalance timeout", group.group_id, laggards)
+              "rebalance timeout", group.group_id, laggards)
     prepare_rebalance(group, ctx, f"removing {laggards} on pending sync expiration")
