@@ -51,9 +51,15 @@ def modify_offsets(worker: Worker, name: str, config: Mapping[str, str],
         raise BadRequestError(f"Failed to modify offsets for connector {name}: {exc}") from exc
     try:
         if sink:
-            # A reset commits the earliest offset: the backend has no group-offset delete.
-            worker.backend.commit_offsets(f"connect-{name}", {
-                tp: BackendOffset(0 if o is None else o) for tp, o in sink_offsets.items()})
+            # A null offset deletes the group's commit, as Kafka's Worker does with
+            # deleteConsumerGroupOffsets: the sink then starts per auto.offset.reset.
+            group = f"connect-{name}"
+            committed = {tp: BackendOffset(o) for tp, o in sink_offsets.items() if o is not None}
+            if committed:
+                worker.backend.commit_offsets(group, committed)
+            reset_partitions = [tp for tp, o in sink_offsets.items() if o is None]
+            if reset_partitions:
+                worker.backend.delete_group_offsets(group, reset_partitions)
         else:
             # The herder's own write: not subject to the store's guard against tasks that
             # no longer run here (a STOPPED connector has none).

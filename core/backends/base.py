@@ -27,6 +27,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
+from core.backends import errors as be
 from core.backends.types import (
     FetchResult,
     GroupDescription,
@@ -167,6 +168,15 @@ class LogBackend(ABC):
     ) -> dict[TopicPartition, OffsetAndMetadata]:
         """Committed offsets of a group: for ``partitions``, or all when ``None``.
         Partitions without a commit are absent from the result."""
+
+    def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        """Delete committed offsets of a group, as Kafka's OffsetDelete does: any partition
+        of an Empty group; of a consumer group with members, only topics it does not
+        consume. A partition without a commit is not an error. Raises ``GroupError``
+        (unknown group, a consumed topic, a non-consumer group with members) or
+        ``UnknownTopicError``. Backends that cannot delete offsets keep this default,
+        which raises ``BackendError``."""
+        raise be.BackendError(f"the {type(self).__name__} cannot delete group offsets")
 
     # ------------------------------------------------------------------ group membership
 

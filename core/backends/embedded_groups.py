@@ -171,6 +171,18 @@ class EmbeddedGroupsMixin:
             for (topic, partition), c in committed.items()
         }
 
+    def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        self._check_open()
+        what = f"deleting offsets of group {group_id!r}"
+        wanted = [(tp[0], tp[1]) for tp in partitions]
+        with group_errors(what):
+            error, results = self._coordinator.delete_offsets(group_id, wanted)
+        if error:
+            raise error_for_code(error, what)
+        for (topic, partition), code in results.items():
+            if code:
+                raise error_for_code(code, f"{what} for {topic}-{partition}")
+
     def list_groups(self) -> list[tuple[str, str]]:
         self._check_open()
         with group_errors("listing groups"):

@@ -34,6 +34,8 @@ KAFKA_ERROR_CODES: dict[int, tuple[type[be.BackendError], str]] = {
     40: (be.InvalidConfigError, "invalid config"),
     68: (be.GroupError, "the group is not empty"),
     69: (be.GroupError, "group id not found"),
+    86: (be.GroupError, "the group's members consume this topic; stop them (or unsubscribe) "
+                        "before deleting its offsets"),
     81: (be.GroupMaxSizeReachedError, "the group has reached its maximum size"),
     87: (be.InvalidRecordError, "invalid record"),
     82: (be.FencedInstanceIdError,

@@ -27,6 +27,7 @@ from core.group.leave import handle_leave
 from core.group.member import JoinCallback, SyncCallback
 from core.group.offset_manager import OffsetManager
 from core.group.outbox import Outbox
+from core.group.persistence import GroupWriter
 from core.group.rebalance import Context, expire
 from core.group.registry import GroupRegistry
 from core.group.store import OffsetStore
@@ -49,7 +50,8 @@ class GroupCoordinator:
     and the broker (asyncio). Lifecycle:
 
     1. construct, with the OffsetStore that makes commits durable (None: memory only);
-    2. ``load()`` replays the store. Until then requests answer
+    2. ``load()`` replays the store: committed offsets, and each group's last stored
+       generation with its members, whose sessions restart. Until then requests answer
        COORDINATOR_LOAD_IN_PROGRESS (a heartbeat NONE and a SyncGroup
        REBALANCE_IN_PROGRESS, as Kafka answers while loading);
     3. requests from any thread, and ``tick()`` about every 100 ms from the driver: it
@@ -95,6 +97,7 @@ class GroupCoordinator:
         self._registry = GroupRegistry(loaded=offset_store is None)
         self._offsets = OffsetManager(self._registry, offset_store, self._config, clock,
                                       partition_exists)
+        self._writer = GroupWriter(offset_store)
         self._next_offsets_check_ms: int | None = None  # guarded by the registry lock
 
     @property
@@ -104,11 +107,12 @@ class GroupCoordinator:
     # ------------------------------------------------------------------ lifecycle
 
     def load(self) -> None:
-        """Replay committed offsets from the store; groups with offsets come back Empty.
-        Raises what the store raises if it is unreadable; the coordinator then keeps
-        answering COORDINATOR_LOAD_IN_PROGRESS and ``load()`` may be retried."""
-        groups = self._offsets.load()
-        log.info("group coordinator loaded the committed offsets of %d groups", groups)
+        """Replay the store: groups come back with their last stored generation, Stable
+        with their members (sessions restarted) or Empty; groups with only committed
+        offsets come back Empty. Raises what the store raises if it is unreadable; the
+        coordinator then keeps answering COORDINATOR_LOAD_IN_PROGRESS and ``load()`` may
+        be retried."""
+        self._offsets.load()
 
     def close(self) -> None:
         """Answer every waiting JoinGroup and SyncGroup COORDINATOR_NOT_AVAILABLE and refuse
@@ -139,7 +143,7 @@ class GroupCoordinator:
             if registry.availability_error() != ErrorCode.NONE:
                 return
             now = self._clock() if now_ms is None else now_ms
-            ctx = Context(self._config, now, out)
+            ctx = Context(self._config, now, out, self._writer)
             for group in list(registry.groups.values()):
                 expire(group, ctx)
             interval = self._config.offsets_retention_check_interval_ms
@@ -238,6 +242,14 @@ class GroupCoordinator:
         unknown one; a deleted group's committed offsets are deleted too."""
         return self._offsets.delete_groups(group_ids)
 
+    def delete_offsets(self, group_id: str, partitions: Iterable[TopicPartitionKey]
+                       ) -> tuple[int, dict[TopicPartitionKey, int]]:
+        """OffsetDelete: the group-level error (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP for a
+        non-consumer group with members) and one error per partition, keyed as given:
+        GROUP_SUBSCRIBED_TO_TOPIC for topics a consumer group with members consumes,
+        UNKNOWN_TOPIC_OR_PARTITION, or NONE once the offset is deleted (or had none)."""
+        return self._offsets.delete_offsets(group_id, partitions)
+
     # ------------------------------------------------------------------ inspection
 
     def list_groups(self) -> list[tuple[str, str, str]]:
@@ -272,4 +284,4 @@ class GroupCoordinator:
                                 protocol, group.generation_id, members)
 
     def _context(self, out: Outbox) -> Context:
-        return Context(self._config, self._clock(), out)
+        return Context(self._config, self._clock(), out, self._writer)

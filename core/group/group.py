@@ -9,6 +9,7 @@ from enum import StrEnum
 from core.group.api import CommittedOffset, JoinGroupMember, TopicPartitionKey
 from core.group.errors import IllegalGroupStateError
 from core.group.member import Member
+from core.group.subscriptions import subscribed_topics
 
 __all__ = ["Group", "GroupState"]
 
@@ -70,6 +71,9 @@ class Group:
         # Members still in pending_sync at this time are removed (Kafka's pending-sync timer).
         self.sync_deadline_ms: int | None = None
         self.offsets: dict[TopicPartitionKey, CommittedOffset] = {}
+        # Topics the members of the current generation consume (consumer groups only;
+        # None when unknown), fixed when a generation starts, as Kafka's subscribedTopics.
+        self.subscribed_topics: frozenset[str] | None = None
         # How many members support each protocol name; a protocol with a count equal to the
         # group size is a candidate for selection.
         self._protocol_counts: Counter[str] = Counter()
@@ -218,8 +222,8 @@ class Group:
             return True
         for member in self.members.values():
             if member.awaiting_join:
-                log.info("group %s: leader %s did not rejoin; %s leads now",
-                         self.group_id, self.leader_id, member.member_id)
+                log.debug("group %s: leader %s did not rejoin; %s leads now",
+                          self.group_id, self.leader_id, member.member_id)
                 self.leader_id = member.member_id
                 return True
         return False
@@ -233,3 +237,10 @@ class Group:
         else:
             self.protocol_name = None
             self.transition(GroupState.EMPTY, now_ms)
+        self.update_subscribed_topics()
+
+    def update_subscribed_topics(self) -> None:
+        protocol = self.protocol_name or ""
+        self.subscribed_topics = subscribed_topics(
+            self.group_id, self.protocol_type,
+            (m.metadata(protocol) for m in self.members.values()))

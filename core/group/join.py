@@ -121,8 +121,8 @@ def _join_known_member(group: Group, req: JoinGroupRequest, protocols: list[tupl
         return
     instance_id = req.group_instance_id
     if group.is_static_member_fenced(instance_id, member_id):
-        log.info("group %s: member %s of instance %s was replaced; fencing it",
-                 group.group_id, member_id, instance_id)
+        log.debug("group %s: member %s of instance %s was replaced; fencing it",
+                  group.group_id, member_id, instance_id)
         _reply(ctx, callback, ErrorCode.FENCED_INSTANCE_ID, member_id)
         return
     member = group.members.get(member_id)
@@ -180,8 +180,8 @@ def _add_member_and_rebalance(group: Group, req: JoinGroupRequest,
             and group.initial_delay_remaining_ms is not None):
         group.new_member_added = True
     group.add(member)
-    log.info("group %s: adding member %s (instance %s, client %s)", group.group_id,
-             member_id, req.group_instance_id, req.client_id)
+    log.debug("group %s: adding member %s (instance %s, client %s)", group.group_id,
+              member_id, req.group_instance_id, req.client_id)
     maybe_prepare_rebalance(group, ctx, f"adding new member {member_id}")
 
 
@@ -221,11 +221,14 @@ def _replace_static_member(group: Group, req: JoinGroupRequest,
     member.is_new = False  # a known instance: its waiting join keeps it alive, as any rejoin
     member.touch(ctx.now_ms)
     _update_member(group, member, req, protocols, callback, ctx)
-    log.info("group %s: static member %s replaced %s as %s", group.group_id, instance_id,
-             old_id, new_id)
+    log.debug("group %s: static member %s replaced %s as %s", group.group_id, instance_id,
+              old_id, new_id)
     if group.state is GroupState.STABLE:
-        if unchanged and group.select_protocol() == group.protocol_name:
-            # No rebalance: the member keeps its assignment, which its SyncGroup returns.
+        if unchanged and group.select_protocol() == group.protocol_name \
+                and ctx.writer.store(group) == ErrorCode.NONE:
+            # No rebalance: the member keeps its assignment, which its SyncGroup returns;
+            # the stored generation names the new member id, so a restart keeps it. (If
+            # that record cannot be written, a rebalance writes a new generation instead.)
             # The old leader id is reported so that a replaced leader does not compute an
             # assignment a Stable group would never distribute.
             ctx.out.join(member, JoinGroupResponse(

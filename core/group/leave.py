@@ -32,7 +32,7 @@ def _leave_one(group: Group, member_id: str, instance_id: str | None, ctx: Conte
             return ErrorCode.UNKNOWN_MEMBER_ID
         member_id = current
     elif member_id in group.pending_members:
-        log.info("group %s: pending member %s left", group.group_id, member_id)
+        log.debug("group %s: pending member %s left", group.group_id, member_id)
         remove_pending_member(group, member_id, ctx)
         return ErrorCode.NONE
     elif group.is_static_member_fenced(instance_id, member_id):
@@ -40,7 +40,7 @@ def _leave_one(group: Group, member_id: str, instance_id: str | None, ctx: Conte
     member = group.members.get(member_id)
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
-    log.info("group %s: member %s (instance %s) left", group.group_id, member_id,
-             member.group_instance_id)
+    log.debug("group %s: member %s (instance %s) left", group.group_id, member_id,
+              member.group_instance_id)
     remove_member(group, member, ctx, f"member {member_id} left the group")
     return ErrorCode.NONE

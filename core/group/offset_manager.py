@@ -14,10 +14,11 @@ from core.group.offsets import (
     commit_records,
     expired_offsets,
     metadata_too_large,
-    replay,
+    replay_all,
     tombstones,
     validate_commit,
 )
+from core.group.persistence import group_tombstone, restore_group
 from core.group.registry import GroupRegistry
 from core.group.store import OffsetStore
 
@@ -44,19 +45,28 @@ class OffsetManager:
         self._partition_exists = partition_exists
 
     def load(self) -> int:
-        """Replay the store into the registry once; returns the number of groups loaded."""
+        """Replay the store into the registry once: committed offsets, and groups with
+        their last stored generation and members (whose sessions restart now). Returns
+        the number of groups loaded."""
         registry = self._registry
         with registry.store_lock:
             if registry.loaded:
                 return 0  # idempotent: the cache already holds everything stored
-            loaded = replay(self._store.load()) if self._store is not None else {}
+            offsets, metadata = replay_all(self._store.load()) if self._store is not None \
+                else ({}, {})
             with registry.lock:
                 now = self._clock()
-                for group_id, offsets in loaded.items():
+                for group_id, value in metadata.items():
+                    registry.groups[group_id] = restore_group(group_id, value, now)
+                for group_id, committed in offsets.items():
                     group = registry.groups.setdefault(group_id, Group(group_id, now))
-                    group.offsets.update(offsets)
+                    group.offsets.update(committed)
                 registry.loaded = True
-        return len(loaded)
+                loaded = len(registry.groups)
+                members = sum(len(g.members) for g in registry.groups.values())
+        log.info("group coordinator loaded %d groups (%d with stored generations, %d "
+                 "members)", loaded, len(metadata), members)
+        return loaded
 
     def commit(self, group_id: str, generation_id: int, member_id: str,
                group_instance_id: str | None, offsets: Mapping[TopicPartitionKey, OffsetCommit]
@@ -172,65 +182,122 @@ class OffsetManager:
                     if (tp[0], tp[1]) in group.offsets}
 
     def delete_groups(self, group_ids: Iterable[str]) -> dict[str, int]:
-        """DeleteGroups: Empty groups only; their offsets are deleted with tombstones."""
+        """DeleteGroups: Empty groups only. A group is deleted once the tombstones of its
+        metadata and offsets are in the store; if they cannot be written it stays, and
+        the error is its result."""
         registry = self._registry
         results: dict[str, int] = {}
-        deleted: dict[str, list[TopicPartitionKey]] = {}
-        with registry.store_lock:
-            with registry.lock:
-                now = self._clock()
-                for group_id in group_ids:
-                    error = registry.status_error(group_id, allow_empty_id=True)
-                    group = registry.groups.get(group_id)
-                    if error != ErrorCode.NONE:
-                        results[group_id] = error
-                    elif group is None:
-                        results[group_id] = ErrorCode.GROUP_ID_NOT_FOUND
-                    elif group.state is not GroupState.EMPTY:
-                        results[group_id] = ErrorCode.NON_EMPTY_GROUP
-                    else:
-                        group.transition(GroupState.DEAD, now)
-                        del registry.groups[group_id]
-                        deleted[group_id] = list(group.offsets)
-                        results[group_id] = ErrorCode.NONE
-                        log.info("deleted group %s with %d committed offsets", group_id,
-                                 len(group.offsets))
-            for group_id, partitions in deleted.items():
-                results[group_id] = self._append_tombstones(group_id, partitions)
+        with registry.store_lock, registry.lock:
+            for group_id in group_ids:
+                error = registry.status_error(group_id, allow_empty_id=True)
+                group = registry.groups.get(group_id)
+                if error != ErrorCode.NONE:
+                    results[group_id] = error
+                elif group is None:
+                    results[group_id] = ErrorCode.GROUP_ID_NOT_FOUND
+                elif group.state is not GroupState.EMPTY:
+                    results[group_id] = ErrorCode.NON_EMPTY_GROUP
+                else:
+                    results[group_id] = self._remove(group, list(group.offsets),
+                                                     drop_group=True)
+                    if results[group_id] == ErrorCode.NONE:
+                        log.info("deleted group %s", group_id)
         return results
 
+    def delete_offsets(self, group_id: str, partitions: Iterable[TopicPartitionKey]
+                       ) -> tuple[int, dict[TopicPartitionKey, int]]:
+        """OffsetDelete, as Kafka's handleDeleteOffsets: the group-level error, and an
+        error per partition (keyed as given). An Empty group loses the offsets of every
+        partition named; a consumer group with members keeps those of topics its current
+        generation subscribes to (GROUP_SUBSCRIBED_TO_TOPIC); any other group with members
+        answers NON_EMPTY_GROUP. An Empty group left with no offsets is deleted."""
+        wanted = list(partitions)
+        results: dict[TopicPartitionKey, int] = {}
+        if self._partition_exists is not None:
+            for tp in wanted:  # outside the lock: this calls into the log layer
+                if not self._partition_exists(tp[0], tp[1]):
+                    results[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        registry = self._registry
+        with registry.store_lock, registry.lock:
+            error = registry.status_error(group_id, allow_empty_id=True)
+            group = registry.groups.get(group_id)
+            if error != ErrorCode.NONE:
+                return error, {}
+            if group is None or group.state is GroupState.DEAD:
+                return ErrorCode.GROUP_ID_NOT_FOUND, {}
+            if group.state is not GroupState.EMPTY and group.protocol_type != "consumer":
+                return ErrorCode.NON_EMPTY_GROUP, {}
+            subscribed: frozenset[str] = frozenset()
+            if group.state is not GroupState.EMPTY:
+                # Unknown subscriptions protect nothing, as in Kafka.
+                subscribed = group.subscribed_topics or frozenset()
+            eligible = []
+            for tp in wanted:
+                if tp in results:
+                    continue
+                if tp[0] in subscribed:
+                    results[tp] = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+                else:
+                    eligible.append(tp)
+            present = [(tp[0], tp[1]) for tp in eligible if (tp[0], tp[1]) in group.offsets]
+            error = self._remove(group, present, drop_group=False)
+            for tp in eligible:
+                results[tp] = error
+            if present and error == ErrorCode.NONE:
+                log.info("deleted %d committed offsets of group %s", len(present), group_id)
+        return ErrorCode.NONE, {tp: results[tp] for tp in wanted}
+
     def expire(self, now: int) -> None:
-        """Expire offsets past retention and drop Empty groups with nothing left."""
+        """Expire offsets past retention and drop Empty groups with nothing left. What
+        cannot be written to the store stays, to be retried at the next check."""
         registry = self._registry
         retention = self._config.offsets_retention_ms
-        expired: dict[str, list[TopicPartitionKey]] = {}
-        with registry.store_lock:
-            with registry.lock:
-                if registry.closed:
-                    return
-                for group_id, group in list(registry.groups.items()):
-                    partitions = expired_offsets(group, now, retention)
-                    for tp in partitions:
-                        del group.offsets[tp]
-                    if partitions:
-                        expired[group_id] = partitions
-                    if group.state is GroupState.EMPTY and group.is_unused:
-                        group.transition(GroupState.DEAD, now)
-                        del registry.groups[group_id]
-            for group_id, partitions in expired.items():
-                log.info("expired %d committed offsets of group %s", len(partitions), group_id)
-                self._append_tombstones(group_id, partitions)
+        with registry.store_lock, registry.lock:
+            if registry.closed:
+                return
+            for group in list(registry.groups.values()):
+                partitions = expired_offsets(group, now, retention)
+                if not (partitions or (group.state is GroupState.EMPTY and group.is_unused)):
+                    continue
+                error = self._remove(group, partitions, drop_group=False)
+                if error == ErrorCode.NONE and partitions:
+                    log.info("expired %d committed offsets of group %s", len(partitions),
+                             group.group_id)
 
-    def _append_tombstones(self, group_id: str, partitions: list[TopicPartitionKey]) -> int:
-        if self._store is None or not partitions:
+    def _remove(self, group: Group, partitions: list[TopicPartitionKey], *,
+                drop_group: bool) -> int:
+        """Delete ``partitions``' offsets of ``group``, and the group itself when
+        ``drop_group`` or when it is left Empty with nothing: first in the store, then in
+        the cache, so that a failed write changes nothing. The caller holds both locks, so
+        the tombstones reach the log in order with the group's metadata records."""
+        gone = set(partitions)
+        drop = drop_group or (group.state is GroupState.EMPTY and not group.members
+                              and not group.pending_members
+                              and all(tp in gone for tp in group.offsets))
+        try:
+            records = tombstones(group.group_id, partitions)
+        except OffsetsFormatError as exc:
+            log.error("offsets of group %s cannot be deleted: %s", group.group_id, exc)
+            return ErrorCode.UNKNOWN_SERVER_ERROR
+        if drop:
+            records.append(group_tombstone(group.group_id))
+        error = self._append_tombstones(group.group_id, records)
+        if error != ErrorCode.NONE:
+            return error
+        for tp in partitions:
+            group.offsets.pop(tp, None)
+        if drop:
+            group.transition(GroupState.DEAD, self._clock())
+            del self._registry.groups[group.group_id]
+        return ErrorCode.NONE
+
+    def _append_tombstones(self, group_id: str, records: list[tuple[bytes, bytes | None]]
+                           ) -> int:
+        if self._store is None or not records:
             return ErrorCode.NONE
         try:
-            self._store.append(group_id, tombstones(group_id, partitions))
+            self._store.append(group_id, records)
         except OffsetStoreError as exc:
-            log.error("deleting offsets of group %s failed; they may reappear after a "
-                      "restart: %s", group_id, exc)
+            log.error("deleting offsets of group %s failed; they stay: %s", group_id, exc)
             return exc.error_code
-        except OffsetsFormatError as exc:
-            log.error("offsets of group %s cannot be deleted: %s", group_id, exc)
-            return ErrorCode.UNKNOWN_SERVER_ERROR
         return ErrorCode.NONE

@@ -9,7 +9,9 @@ from core.group.api import CommittedOffset, TopicPartitionKey
 from core.group.codes import ErrorCode
 from core.group.errors import OffsetsFormatError
 from core.group.group import Group, GroupState
+from core.group.metadata_format import GroupMetadataValue, decode_group_metadata_value
 from core.group.offsets_format import (
+    GroupMetadataKey,
     OffsetCommitKey,
     OffsetCommitValue,
     decode_key,
@@ -23,6 +25,7 @@ __all__ = [
     "expired_offsets",
     "metadata_too_large",
     "replay",
+    "replay_all",
     "tombstones",
     "validate_commit",
 ]
@@ -111,11 +114,19 @@ def expired_offsets(group: Group, now_ms: int, retention_ms: int) -> list[TopicP
 
 def replay(records: Iterable[tuple[bytes | None, bytes | None]]
            ) -> dict[str, dict[TopicPartitionKey, CommittedOffset]]:
-    """Committed offsets per group from stored records in log order: the last value of a
-    key wins and a tombstone deletes it. Group metadata and unknown record types are
+    """The committed offsets of ``replay_all``."""
+    return replay_all(records)[0]
+
+
+def replay_all(records: Iterable[tuple[bytes | None, bytes | None]]
+               ) -> tuple[dict[str, dict[TopicPartitionKey, CommittedOffset]],
+                          dict[str, GroupMetadataValue]]:
+    """Committed offsets and group metadata per group from stored records in log order:
+    the last value of a key wins and a tombstone deletes it. Unknown record types are
     skipped, as are records that cannot be decoded (logged: one bad record must not make
-    every group's offsets unavailable)."""
+    every group unavailable)."""
     result: dict[str, dict[TopicPartitionKey, CommittedOffset]] = {}
+    groups: dict[str, GroupMetadataValue] = {}
     skipped = 0
     for key_bytes, value_bytes in records:
         if key_bytes is None:
@@ -123,6 +134,12 @@ def replay(records: Iterable[tuple[bytes | None, bytes | None]]
             continue
         try:
             key = decode_key(key_bytes)
+            if isinstance(key, GroupMetadataKey):
+                if value_bytes is None:
+                    groups.pop(key.group, None)
+                else:
+                    groups[key.group] = decode_group_metadata_value(value_bytes)
+                continue
             if not isinstance(key, OffsetCommitKey):
                 continue
             offsets = result.setdefault(key.group, {})
@@ -139,4 +156,4 @@ def replay(records: Iterable[tuple[bytes | None, bytes | None]]
                                              value.commit_timestamp, value.expire_timestamp)
     if skipped:
         log.warning("skipped %d unreadable __consumer_offsets records", skipped)
-    return {group: offsets for group, offsets in result.items() if offsets}
+    return {group: offsets for group, offsets in result.items() if offsets}, groups

@@ -33,12 +33,14 @@ __all__ = [
     "GroupMetadataKey",
     "OffsetCommitKey",
     "OffsetCommitValue",
+    "Reader",
     "UnknownKey",
     "decode_key",
     "decode_offset_commit_value",
     "encode_group_metadata_key",
     "encode_offset_commit_key",
     "encode_offset_commit_value",
+    "encode_string",
 ]
 
 OFFSET_COMMIT_KEY_VERSION = 1
@@ -61,7 +63,7 @@ class OffsetCommitKey:
 
 @dataclass(frozen=True, slots=True)
 class GroupMetadataKey:
-    """The key of a group's membership record (its value is not interpreted by Ferry)."""
+    """The key of a group's membership record; its value is ``metadata_format``'s."""
 
     group: str
 
@@ -87,7 +89,8 @@ class OffsetCommitValue:
 # ---------------------------------------------------------------------- encoding
 
 
-def _string(value: str) -> bytes:
+def encode_string(value: str) -> bytes:
+    """An int16-length-prefixed UTF-8 string."""
     data = value.encode("utf-8")
     if len(data) > 0x7FFF:
         raise OffsetsFormatError(
@@ -97,26 +100,28 @@ def _string(value: str) -> bytes:
 
 def encode_offset_commit_key(group: str, topic: str, partition: int) -> bytes:
     """OffsetCommitKey version 1."""
-    return (_INT16.pack(OFFSET_COMMIT_KEY_VERSION) + _string(group) + _string(topic)
+    return (_INT16.pack(OFFSET_COMMIT_KEY_VERSION) + encode_string(group) + encode_string(topic)
             + _INT32.pack(partition))
 
 
 def encode_group_metadata_key(group: str) -> bytes:
     """GroupMetadataKey version 2."""
-    return _INT16.pack(GROUP_METADATA_KEY_VERSION) + _string(group)
+    return _INT16.pack(GROUP_METADATA_KEY_VERSION) + encode_string(group)
 
 
 def encode_offset_commit_value(value: OffsetCommitValue) -> bytes:
     """OffsetCommitValue version 3 (``expire_timestamp`` has no place in it and is dropped)."""
     return (_INT16.pack(OFFSET_COMMIT_VALUE_VERSION) + _INT64.pack(value.offset)
-            + _INT32.pack(value.leader_epoch) + _string(value.metadata)
+            + _INT32.pack(value.leader_epoch) + encode_string(value.metadata)
             + _INT64.pack(value.commit_timestamp))
 
 
 # ---------------------------------------------------------------------- decoding
 
 
-class _Reader:
+class Reader:
+    """Reads Kafka's big-endian primitives, raising OffsetsFormatError on short input."""
+
     def __init__(self, data: bytes, what: str):
         self._data = data
         self._pos = 0
@@ -130,6 +135,9 @@ class _Reader:
         chunk = self._data[self._pos:end]
         self._pos = end
         return chunk
+
+    def take(self, size: int) -> bytes:
+        return self._take(size)
 
     def int16(self) -> int:
         return _INT16.unpack(self._take(2))[0]
@@ -160,7 +168,7 @@ class _Reader:
 
 def decode_key(data: bytes) -> OffsetCommitKey | GroupMetadataKey | UnknownKey:
     """Decode a record key; raises OffsetsFormatError when it is truncated or malformed."""
-    reader = _Reader(bytes(data), "__consumer_offsets record key")
+    reader = Reader(bytes(data), "__consumer_offsets record key")
     version = reader.int16()
     if 0 <= version <= 1:
         group = reader.required_string()
@@ -175,7 +183,7 @@ def decode_key(data: bytes) -> OffsetCommitKey | GroupMetadataKey | UnknownKey:
 
 def decode_offset_commit_value(data: bytes) -> OffsetCommitValue:
     """Decode an OffsetCommitValue of version 0 to 3; raises OffsetsFormatError otherwise."""
-    reader = _Reader(bytes(data), "OffsetCommitValue")
+    reader = Reader(bytes(data), "OffsetCommitValue")
     version = reader.int16()
     if not 0 <= version <= 3:
         raise OffsetsFormatError(

@@ -8,7 +8,7 @@ coordinator's lock; responses go into ``ctx.out`` and are delivered after it is 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.group.api import JoinGroupResponse, SyncGroupResponse
 from core.group.codes import ErrorCode
@@ -16,6 +16,7 @@ from core.group.config import CoordinatorConfig
 from core.group.group import Group, GroupState
 from core.group.member import Member
 from core.group.outbox import Outbox
+from core.group.persistence import GroupWriter
 
 __all__ = [
     "Context",
@@ -35,11 +36,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What one coordinator operation works with: settings, its time, and its outbox."""
+    """What one coordinator operation works with: settings, its time, its outbox, and the
+    writer that stores group metadata (by default nowhere)."""
 
     config: CoordinatorConfig
     now_ms: int
     out: Outbox
+    writer: GroupWriter = field(default_factory=lambda: GroupWriter(None))
 
 
 def maybe_prepare_rebalance(group: Group, ctx: Context, reason: str) -> None:
@@ -64,8 +67,8 @@ def prepare_rebalance(group: Group, ctx: Context, reason: str) -> None:
     else:
         group.initial_delay_remaining_ms = None
         group.join_deadline_ms = ctx.now_ms + group.rebalance_timeout_ms
-    log.info("Preparing to rebalance group %s in state %s with old generation %d (reason: %s)",
-             group.group_id, group.state, group.generation_id, reason)
+    log.debug("Preparing to rebalance group %s in state %s with old generation %d (reason: %s)",
+              group.group_id, group.state, group.generation_id, reason)
     group.transition(GroupState.PREPARING_REBALANCE, ctx.now_ms)
     # A zero initial delay (the embedded backend's choice) completes at once.
     _check_join_deadline(group, ctx)
@@ -86,8 +89,8 @@ def complete_join(group: Group, ctx: Context) -> None:
     generation and answer every waiting JoinGroup (the leader's with the member list)."""
     for member in list(group.members.values()):
         if not member.awaiting_join and not member.is_static:
-            log.info("group %s: removing member %s, which did not rejoin within the "
-                     "rebalance timeout", group.group_id, member.member_id)
+            log.debug("group %s: removing member %s, which did not rejoin within the "
+                      "rebalance timeout", group.group_id, member.member_id)
             evict(group, member, ctx)
     group.join_deadline_ms = None
     group.initial_delay_remaining_ms = None
@@ -102,9 +105,13 @@ def complete_join(group: Group, ctx: Context) -> None:
     if group.state is GroupState.EMPTY:
         log.info("group %s with generation %d is now empty", group.group_id,
                  group.generation_id)
+        # Kafka stores the Empty generation too (errors are logged by the writer): a
+        # restart then brings the group back Empty rather than with its old members.
+        ctx.writer.store(group)
         return
-    log.info("Stabilized group %s generation %d with %d members (protocol %s)",
-             group.group_id, group.generation_id, len(group.members), group.protocol_name)
+    log.debug("group %s: generation %d joined with %d members (protocol %s); waiting for "
+              "the leader's assignment", group.group_id, group.generation_id,
+              len(group.members), group.protocol_name)
     everyone = group.member_list()
     for member in group.members.values():
         ctx.out.join(member, JoinGroupResponse(
@@ -118,8 +125,11 @@ def complete_join(group: Group, ctx: Context) -> None:
 
 
 def propagate_assignment(group: Group, ctx: Context, assignments: dict[str, bytes]) -> None:
-    """Store the leader's assignment, answer every waiting SyncGroup, and become Stable.
-    A member the leader left out gets ``b""``; ids that are not members are ignored."""
+    """Store the leader's assignment (in memory and, with the generation, in the group
+    metadata record), answer every waiting SyncGroup, and become Stable. A member the
+    leader left out gets ``b""``; ids that are not members are ignored. If the record
+    cannot be written, every waiting SyncGroup gets the error and the group rebalances,
+    as Kafka's doSyncGroup does."""
     missing = [m for m in group.members if m not in assignments]
     if missing:
         log.warning("group %s: the leader's assignment for generation %d has nothing for "
@@ -127,8 +137,16 @@ def propagate_assignment(group: Group, ctx: Context, assignments: dict[str, byte
                     group.generation_id, missing)
     for member in group.members.values():
         member.assignment = assignments.get(member.member_id, b"")
+    error = ctx.writer.store(group)
+    if error != ErrorCode.NONE:
+        _reset_and_propagate_error(group, ctx, error)
+        prepare_rebalance(group, ctx, "error when storing the group assignment")
+        return
     _propagate(group, ctx, ErrorCode.NONE)
     group.transition(GroupState.STABLE, ctx.now_ms)
+    log.info("Stabilized group %s generation %d with %d members (protocol %s, leader %s)",
+             group.group_id, group.generation_id, len(group.members), group.protocol_name,
+             group.leader_id)
 
 
 def _reset_and_propagate_error(group: Group, ctx: Context, error: int) -> None:
@@ -175,14 +193,14 @@ def expire(group: Group, ctx: Context) -> None:
     now = ctx.now_ms
     for member_id, deadline in list(group.pending_members.items()):
         if now >= deadline:
-            log.info("group %s: pending member %s did not rejoin within its session "
-                     "timeout; forgetting it", group.group_id, member_id)
+            log.debug("group %s: pending member %s did not rejoin within its session "
+                      "timeout; forgetting it", group.group_id, member_id)
             remove_pending_member(group, member_id, ctx)
     for member in list(group.members.values()):
         if group.members.get(member.member_id) is member and member.session_expired(now):
-            log.info("group %s: member %s has failed (no heartbeat within %d ms); removing "
-                     "it from the group", group.group_id, member.member_id,
-                     member.session_timeout_ms)
+            log.debug("group %s: member %s has failed (no heartbeat within %d ms); removing "
+                      "it from the group", group.group_id, member.member_id,
+                      member.session_timeout_ms)
             remove_member(group, member, ctx,
                           f"removing member {member.member_id} on heartbeat expiration")
     _check_join_deadline(group, ctx)
@@ -220,6 +238,6 @@ def _check_sync_deadline(group: Group, ctx: Context) -> None:
         member = group.members.get(member_id)
         if member is not None:
             evict(group, member, ctx)
-    log.info("group %s: removed members %s, which did not send SyncGroup within the "
-             "rebalance timeout", group.group_id, laggards)
+    log.debug("group %s: removed members %s, which did not send SyncGroup within the "
+              "rebalance timeout", group.group_id, laggards)
     prepare_rebalance(group, ctx, f"removing {laggards} on pending sync expiration")

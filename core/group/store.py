@@ -14,8 +14,11 @@ class OffsetStore(Protocol):
     """Durable storage of ``__consumer_offsets`` records (Kafka's binary keys and values).
 
     Called by GroupCoordinator only: ``load()`` once, from ``GroupCoordinator.load``, before
-    any request is served; ``append()`` from request threads, one call at a time (the
-    coordinator serialises them so that log order equals the order of its cache).
+    any request is served; ``append()`` from request threads. Offset commits are appended
+    one at a time (under the coordinator's store lock) and group metadata records one at
+    a time (under its state lock), so each key's records reach the log in the order of
+    the coordinator's cache; the two kinds may be appended concurrently, so ``append``
+    must be thread-safe.
     """
 
     def append(self, group_id: str, records: list[tuple[bytes, bytes | None]]) -> None:

@@ -40,9 +40,9 @@ def handle_sync(groups: dict[str, Group], req: SyncGroupRequest, callback: SyncC
     ctx.out.sync(member, SyncGroupResponse(ErrorCode.REBALANCE_IN_PROGRESS))
     member.sync_callback = callback
     if member.member_id == group.leader_id:
-        log.info("group %s: assignment received from leader %s for generation %d "
-                 "(%d members, %d static)", group.group_id, member.member_id,
-                 group.generation_id, len(group.members), len(group.static_members))
+        log.debug("group %s: assignment received from leader %s for generation %d "
+                  "(%d members, %d static)", group.group_id, member.member_id,
+                  group.generation_id, len(group.members), len(group.static_members))
         propagate_assignment(group, ctx, dict(req.assignments))
 
 

@@ -31,6 +31,23 @@ def test_simple_commit_and_fetch_survive_reopen(harness, backend):
     assert again.fetch_offsets("other-group") == {}
 
 
+def test_delete_group_offsets_survives_reopen(harness, backend):
+    backend.create_topic("d", 2)
+    tp0, tp1 = TopicPartition("d", 0), TopicPartition("d", 1)
+    backend.commit_offsets("eraser", {tp0: OffsetAndMetadata(5), tp1: OffsetAndMetadata(7)})
+    backend.delete_group_offsets("eraser", [tp0])
+    assert set(backend.fetch_offsets("eraser")) == {tp1}
+    with pytest.raises(be.UnknownTopicError):
+        backend.delete_group_offsets("eraser", [TopicPartition("missing", 0)])
+    with pytest.raises(be.GroupError):
+        backend.delete_group_offsets("no-such-group", [tp0])
+    again = harness.reopen(backend)
+    assert {tp: om.offset for tp, om in again.fetch_offsets("eraser").items()} == {tp1: 7}
+    # Deleting the last offset of an Empty group deletes the group.
+    again.delete_group_offsets("eraser", [tp1])
+    assert again.describe_group("eraser").state == "Dead"
+
+
 def _join(backend, group, member_id="", protocols=(("range", b"m"),), **kw):
     return backend.join_group(group, member_id=member_id, protocol_type="consumer",
                               protocols=list(protocols), session_timeout_ms=10000,

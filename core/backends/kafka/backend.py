@@ -118,6 +118,9 @@ class KafkaBackend(LogBackend):
                       ) -> dict[TopicPartition, OffsetAndMetadata]:
         return self._group_admin.fetch_offsets(group_id, partitions)
 
+    def delete_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        self._group_admin.delete_offsets(group_id, partitions)
+
     # ------------------------------------------------------------------ group membership
 
     def join_group(self, group_id: str, *, member_id: str, protocol_type: str,

@@ -7,6 +7,7 @@ from typing import Any
 
 from kafka.protocol.admin import DescribeGroupsRequest, ListGroupsRequest
 from kafka.protocol.consumer import OffsetCommitRequest, OffsetFetchRequest
+from kafka.protocol.consumer.group import OffsetDeleteRequest
 
 from core.backends import errors as be
 from core.backends.kafka.client import KafkaClient
@@ -27,6 +28,8 @@ __all__ = ["GroupAdmin"]
 _CommitTopic = OffsetCommitRequest.OffsetCommitRequestTopic
 _CommitPartition = _CommitTopic.OffsetCommitRequestPartition
 _FetchTopic = OffsetFetchRequest.OffsetFetchRequestTopic
+_DeleteTopic = OffsetDeleteRequest.OffsetDeleteRequestTopic
+_DeletePartition = _DeleteTopic.OffsetDeleteRequestPartition
 
 
 class GroupAdmin:
@@ -102,6 +105,31 @@ class GroupAdmin:
 
         deadline = client.api_deadline()
         return on_coordinator(client, group_id, what, call, deadline)
+
+    def delete_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> None:
+        client = self._client
+        client.check_open()
+        what = f"deleting offsets of group {group_id!r}"
+        by_topic: dict[str, list[Any]] = {}
+        for tp in partitions:
+            by_topic.setdefault(tp[0], []).append(_DeletePartition(partition_index=tp[1]))
+        if not by_topic:
+            return
+        topics = [_DeleteTopic(name=t, partitions=parts) for t, parts in by_topic.items()]
+
+        def call(node: int) -> None:
+            response = client.send_to_node(
+                node, OffsetDeleteRequest,
+                lambda v: OffsetDeleteRequest(group_id=group_id, topics=topics),
+                versions=(0, 0), deadline=deadline)
+            check_group_code(response.error_code, group_id, what)
+            for t in response.topics:
+                for p in t.partitions:
+                    check_group_code(p.error_code, group_id,
+                                     f"{what} for {t.name}-{p.partition_index}")
+
+        deadline = client.api_deadline()
+        on_coordinator(client, group_id, what, call, deadline)
 
     def list_groups(self) -> list[tuple[str, str]]:
         """Every broker coordinates some groups, so every broker is asked."""
