@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from core.backends import LogBackend, open_backend
 from core.cli.errors import CliError
+from core.cli.logging_setup import add_logging_options
 
 __all__ = [
     "DEFAULT_LOG_URL",
@@ -45,11 +46,13 @@ def add_log_option(parser: argparse.ArgumentParser) -> None:
 def add_command(
     subparsers: argparse._SubParsersAction, name: str, help_text: str
 ) -> argparse.ArgumentParser:
-    """Add a subcommand parser that accepts ``--log`` and rejects abbreviated options."""
+    """Add a subcommand parser that accepts ``--log``, ``--log-level`` and ``--log-format``
+    and rejects abbreviated options."""
     parser = subparsers.add_parser(
         name, help=help_text, description=help_text, allow_abbrev=False
     )
     add_log_option(parser)
+    add_logging_options(parser)
     return parser
 
 
