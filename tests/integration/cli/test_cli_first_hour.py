@@ -68,13 +68,18 @@ def test_up_creates_topics_on_first_use_with_settings_from_file_and_overrides(
     assert "PartitionCount: 3" in described
 
 
-def test_up_does_not_create_topics_when_told_not_to(ferry: Ferry) -> None:
+def test_up_does_not_create_topics_when_told_not_to_and_logs_json(ferry: Ferry) -> None:
     port = free_port()
-    proc, _log, _ready = _start_up(ferry, "--listen", f"127.0.0.1:{port}",
-                                   "--override", "auto.create.topics.enable=false")
+    proc, log, ready = _start_up(ferry, "--listen", f"127.0.0.1:{port}", "--log-format",
+                                 "json", "--override", "auto.create.topics.enable=false")
+    summary = json.loads(ready)
+    assert summary["level"] == "INFO" and summary["logger"] == "core.cli.up"
+    assert "logs stderr (INFO, json)" in summary["message"], summary
     with pytest.raises(KafkaException, match=r"UNKNOWN_TOPIC|Unknown topic|MSG_TIMED_OUT"):
         _produce(f"127.0.0.1:{port}", "typo", timeout_ms=3000)
     assert stop(proc, signal.SIGTERM) == 0
+    lines = [*log.seen, *log.rest().splitlines()]
+    assert len(lines) > 3 and all(isinstance(json.loads(line), dict) for line in lines)
     assert b"typo" not in ferry.ok("topics", "list")
 
 
