@@ -265,3 +265,26 @@ def test_module_entry_point_exits_cleanly_on_bad_input() -> None:
     result = subprocess.run([sys.executable, "-m", "core.cli", "--log-level"],
                             capture_output=True, timeout=30, check=False)
     assert result.returncode == 2 and b"Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("worker_config", "expected_ms"), [(None, 1000), ("5000", 5000)])
+def test_up_connect_worker_flushes_sinks_every_second_unless_configured(
+        tmp_path: Path, worker_config: str | None, expected_ms: int) -> None:
+    """The worker ``ferry up`` really starts (on an embedded log) flushes sinks and commits
+    every second, so the README's sink output shows up at once; a worker config wins."""
+    import argparse
+
+    from connect.cli import UP_SERVICE
+
+    config_path = None
+    if worker_config is not None:
+        config_path = tmp_path / "worker.properties"
+        config_path.write_text(f"offset.flush.interval.ms={worker_config}\n")
+    args = argparse.Namespace(no_connect=False, connect_rest="127.0.0.1:0",
+                              connect_config=str(config_path) if config_path else None)
+    data_dir = tmp_path / "data"
+    worker = UP_SERVICE.start(args, f"embedded:{data_dir}", str(data_dir))
+    try:
+        assert worker.herder.worker.config.offset_flush_interval_ms == expected_ms
+    finally:
+        worker.stop()
