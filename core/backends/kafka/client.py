@@ -37,6 +37,8 @@ T = TypeVar("T")
 _PARALLEL_WORKERS = 16
 #: After this long without reaching any broker, a call says what it is waiting for.
 WAIT_NOTICE_S = 2.0
+#: ... at most this often per client, so that a loop of calls cannot flood the log.
+WAIT_NOTICE_INTERVAL_S = 30.0
 
 
 class KafkaClient:
@@ -52,6 +54,7 @@ class KafkaClient:
         self._executor: ThreadPoolExecutor | None = None
         self._rotation = itertools.count()
         self._reached_a_broker = False  # once true, a refused connection is a restart
+        self._last_wait_notice = -WAIT_NOTICE_INTERVAL_S
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -199,8 +202,9 @@ class KafkaClient:
                 now = time.monotonic()
                 unreachable_since = unreachable_since or now
                 unreachable = now - unreachable_since >= limit_s
-                if not noticed and not unreachable and now - unreachable_since >= WAIT_NOTICE_S:
-                    noticed = True  # once per call: a dead cluster must not flood the log
+                if (not noticed and not unreachable and now - unreachable_since >= WAIT_NOTICE_S
+                        and now - self._last_wait_notice >= WAIT_NOTICE_INTERVAL_S):
+                    noticed, self._last_wait_notice = True, now
                     log.warning("%s: waiting for a Kafka broker at %s (%s); giving up after "
                                 "%.0f s", what, self._bootstrap_text(), exc, limit_s)
             except RetryableProblem as exc:
