@@ -39,19 +39,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              f"else {DEFAULT_LISTEN})")
     parser.add_argument("--advertised-listener", metavar="HOST:PORT",
                         help="the address clients are told to use (default: --listen)")
-    add_broker_config_options(parser, "--config")
+    add_broker_config_options(parser, "--config", note=(
+        "topics are created on first use only with auto.create.topics.enable=true, which is "
+        "off here, unlike in Kafka and ferry up"))
     parser.set_defaults(func=_broker)
 
 
 def add_broker_config_options(parser: argparse.ArgumentParser, file_flag: str,
-                              defaults: dict[str, str] | None = None) -> None:
+                              defaults: dict[str, str] | None = None,
+                              note: str = "") -> None:
     """``FILE_FLAG FILE`` (a server.properties or JSON object) and repeatable
     ``-o/--override KEY=VALUE`` (as kafka-server-start's ``--override``), which wins over
     the file. ``defaults`` are named in the help: they apply unless the file or an
-    override sets the key."""
-    extra = ""
+    override sets the key; ``note`` is added to the file flag's help."""
+    extra = f"; {note}" if note else ""
     if defaults:
-        extra = " (this command's defaults: " + ", ".join(
+        extra += " (this command's defaults: " + ", ".join(
             f"{k}={v}" for k, v in defaults.items()) + ")"
     parser.add_argument(file_flag, metavar="FILE", dest="broker_config",
                         help="broker settings with Kafka's names: a server.properties "

@@ -23,7 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from core.backends.embedded_runtime import acquire_runtime, release_runtime
 from core.backends.translate import storage_errors
-from core.cli.broker import add_broker_config_options, load_broker_config, resolve_listeners
+from core.cli.broker import (
+    DEFAULT_LISTEN,
+    add_broker_config_options,
+    load_broker_config,
+    resolve_listeners,
+)
 from core.cli.errors import CliError
 from core.cli.logging_setup import configure_server_logging, logging_summary
 from core.cli.options import LOG_ENV_VAR, add_command
@@ -37,7 +42,6 @@ __all__ = ["DEFAULT_DATA_DIR", "register"]
 log = logging.getLogger(__name__)
 
 DEFAULT_DATA_DIR = "./ferry-data"
-DEFAULT_LISTEN = "127.0.0.1:9092"
 _EMBEDDED = "embedded:"
 
 #: Broker settings of the single-machine stack unless the config file or -o sets them:
@@ -54,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(subparsers, "up", "run the single-machine stack until Ctrl-C")
     parser.add_argument("--data-dir", metavar="DIR",
                         help=f"the data directory (default: the path of an embedded --log "
-                             f"URL, else {DEFAULT_DATA_DIR})")
+                             f"URL, else log.dirs from --broker-config, else "
+                             f"{DEFAULT_DATA_DIR})")
     parser.add_argument("--listen", metavar="HOST:PORT",
                         help=f"where the broker accepts Kafka clients (default: listeners "
                              f"from --broker-config, else {DEFAULT_LISTEN})")
