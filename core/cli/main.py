@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # usage error, --help or --version: argparse has printed
         return _exit_code(exc.code)
-    apply_logging_options(args)  # servers apply it again when they configure logging
+    apply_logging_options(args)  # servers use it too when they configure their logging
     configure_console_logging()
     # Plugins read the effective URL here; args.log stays as given (``up`` tells them apart).
     args.log_url = resolve_log_url(args)
