@@ -63,6 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--listen", metavar="HOST:PORT",
                         help=f"where the broker accepts Kafka clients (default: listeners "
                              f"from --broker-config, else {DEFAULT_LISTEN})")
+    parser.add_argument("--advertised-listener", metavar="HOST:PORT",
+                        help="the address Kafka clients are told to use (default: "
+                             "advertised.listeners from --broker-config, else --listen)")
     add_broker_config_options(parser, "--broker-config", UP_BROKER_DEFAULTS)
     for service in _services():
         service.add_arguments(parser)
@@ -117,9 +120,12 @@ def _up(args: argparse.Namespace) -> int:
     config = load_broker_config(args, UP_BROKER_DEFAULTS)
     data_dir = _data_dir(args, config)
     try:
-        listen, advertised = resolve_listeners(config, args.listen, None)
+        listen, advertised = resolve_listeners(config, args.listen, args.advertised_listener)
     except BrokerConfigError as exc:
         raise CliError(str(exc)) from exc
+    if advertised is None and listen.host in ("", "0.0.0.0", "::"):
+        raise CliError(f"clients cannot connect to {listen}: give --advertised-listener "
+                       "HOST:PORT (or advertised.listeners)")
     for service in _services():
         check = getattr(service, "check", None)  # optional for third-party services
         if check is not None:
@@ -153,8 +159,8 @@ async def _run(data_dir: str, config: BrokerConfig, listen: Listener,
                 await serve(config, runtime.manager, runtime.coordinator,
                             listen=listen, advertised=advertised, stop=stop,
                             tick_coordinator=False,
-                            on_listening=lambda server: _announce(server, listen, data_dir,
-                                                                  running))
+                            on_listening=lambda server: _announce(
+                                server, listen, advertised, data_dir, running))
         finally:
             await asyncio.to_thread(_stop_services, running)
     finally:
@@ -181,10 +187,12 @@ def _stop_services(running: list[tuple[str, Any]]) -> None:
             log.exception("stopping %r failed", service)
 
 
-def _announce(server: Any, listen: Listener, data_dir: str,
+def _announce(server: Any, listen: Listener, advertised: Listener | None, data_dir: str,
               running: list[tuple[str, Any]]) -> None:
     """The one line that says the stack is ready and where everything is."""
     broker = _bound_address(server, listen)
+    if advertised is not None:
+        broker += f" (advertised as {advertised})"
     parts = [f"broker {broker}"]
     parts += [f"{name} {getattr(service, 'url', '') or '(running)'}"
               for name, service in running]

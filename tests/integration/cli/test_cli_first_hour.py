@@ -55,10 +55,12 @@ def test_up_creates_topics_on_first_use_with_settings_from_file_and_overrides(
     port = free_port()
     config = ferry.tmp_path / "server.properties"
     config.write_text(f"listeners=PLAINTEXT://127.0.0.1:{port}\nnum.partitions=2\n"
+                      f"advertised.listeners=PLAINTEXT://localhost:{port}\n"
                       "log.retention.hours=24\n")
     proc, log, ready = _start_up(ferry, "--broker-config", str(config),
                                  "-o", "num.partitions=3")
-    assert f"broker 127.0.0.1:{port}," in ready, ready  # listeners from the file
+    # listeners and advertised.listeners from the file
+    assert f"broker 127.0.0.1:{port} (advertised as localhost:{port})," in ready, ready
     bootstrap = f"127.0.0.1:{port}"
     _produce(bootstrap, "orders")  # no topic yet: created as Kafka's default does
     assert _partitions(bootstrap, "orders") == 3  # the override wins over the file
@@ -100,6 +102,8 @@ def test_broker_keeps_auto_create_off_unless_configured(tmp_path: Path) -> None:
     (["-o", "auto.create.topics.enable=maybe"], ["auto.create.topics.enable"]),
     (["--broker-config", "missing.properties"], ["missing.properties"]),
     (["--listen", "nowhere"], ["nowhere"]),
+    (["--listen", "0.0.0.0:9092"], ["0.0.0.0:9092", "--advertised-listener"]),
+    (["--advertised-listener", "x:y"], ["x:y"]),
 ])
 def test_up_rejects_bad_broker_settings_in_one_line(ferry: Ferry, flags: list[str],
                                                     fragments: list[str]) -> None:
