@@ -50,6 +50,8 @@ REST_STOP_TIMEOUT_S = 5.0
 DEFAULT_GROUP_ID = "connect-cluster"
 #: Where ``ferry up`` serves the Connect REST API.
 UP_REST_DEFAULT = "127.0.0.1:8083"
+#: How often ``ferry up``'s worker flushes sinks and commits offsets, unless configured.
+UP_OFFSET_FLUSH_INTERVAL_MS = 1000
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,8 +66,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                  "worker config, else 127.0.0.1:8083)")
     standalone.add_argument("worker_config", metavar="WORKER_CONFIG",
                             help="worker settings with Kafka's names (.properties or JSON)")
+    # default=[]: without it argparse lists a "*" positional as required in its error.
     standalone.add_argument("connector_configs", metavar="CONNECTOR_CONFIG", nargs="*",
-                            help="connectors to create at startup (.properties or JSON)")
+                            default=[],
+                            help="connectors to create at startup (optional; .properties or "
+                                 "JSON)")
     standalone.set_defaults(func=_standalone)
     distributed = add_command(modes, "distributed",
                               "run one worker of a Connect cluster and its REST API until "
@@ -387,9 +392,10 @@ class ConnectUpService:
         state_dir = os.path.join(data_dir, ".connect")
         os.makedirs(state_dir, exist_ok=True)
         props.setdefault("connect.configs.file", os.path.join(state_dir, "connectors.json"))
-        # Kafka's sample connect-standalone.properties flushes every 10 s, not the 60 s
-        # default: a sink's output shows up soon enough to see it work.
-        props.setdefault("offset.flush.interval.ms", "10000")
+        # A development stack: a sink's output shows up within a second (Kafka's sample
+        # connect-standalone.properties says 10 s, the worker default 60 s). Each flush
+        # commits offsets, which on one machine costs little.
+        props.setdefault("offset.flush.interval.ms", str(UP_OFFSET_FLUSH_INTERVAL_MS))
         try:
             worker = StandaloneWorker(log_url, props, args.connect_rest)
             worker.start()

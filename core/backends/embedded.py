@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import repeat
+from pathlib import Path
 from typing import TypeVar
 
 from core.backends import errors as be
@@ -27,10 +28,13 @@ from core.backends.types import (
 )
 from core.log.records import decode_batch_as, iter_batches
 
-__all__ = ["EmbeddedBackend"]
+__all__ = ["MUST_EXIST", "EmbeddedBackend"]
 
 T = TypeVar("T")
 
+#: Setting ``"true"``: open an existing data directory only, never create one (tools that
+#: only read, where a mistyped path must be an error rather than a new empty log).
+MUST_EXIST = "ferry.embedded.must.exist"
 
 
 def _parse_path(url: str) -> str:
@@ -42,6 +46,19 @@ def _parse_path(url: str) -> str:
             f"invalid log URL {url!r}: embedded: needs a data directory, e.g. embedded:./ferry-data"
         )
     return rest
+
+
+def _check_existing(path: str) -> None:
+    """``BackendError`` unless ``path`` is a data directory a log was created in."""
+    from core.log.topic_metadata import TOPICS_DIR
+
+    where = Path(path)
+    if not where.is_dir():
+        raise be.BackendError(
+            f"no data directory at {path}: check the path (a log is created by ferry up, "
+            "ferry broker or ferry topics create)")
+    if not (where / TOPICS_DIR).is_dir():
+        raise be.BackendError(f"{path} is not a Ferry data directory (it holds no log)")
 
 
 class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
@@ -64,7 +81,10 @@ class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
 
     @classmethod
     def from_url(cls, url: str, config: Mapping[str, str] | None = None) -> EmbeddedBackend:
-        return cls(_parse_path(url), config)
+        path = _parse_path(url)
+        if str((config or {}).get(MUST_EXIST, "")).strip().lower() == "true":
+            _check_existing(path)
+        return cls(path, config)
 
     def _check_open(self) -> EmbeddedRuntime:
         runtime = self._runtime

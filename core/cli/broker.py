@@ -8,14 +8,20 @@ from typing import TYPE_CHECKING
 
 from core.cli.errors import CliError
 from core.cli.logging_setup import configure_server_logging
-from core.cli.options import add_command
+from core.cli.options import add_command, parse_key_values
 from core.log.errors import StorageError
 
 if TYPE_CHECKING:  # imported when the command runs: the other commands need no codec
     from core.broker.config import BrokerConfig
     from core.broker.server import Listener
 
-__all__ = ["DEFAULT_LISTEN", "register", "resolve_listeners"]
+__all__ = [
+    "DEFAULT_LISTEN",
+    "add_broker_config_options",
+    "load_broker_config",
+    "register",
+    "resolve_listeners",
+]
 
 DEFAULT_LISTEN = "127.0.0.1:9092"
 DEFAULT_DATA_DIR = "./ferry-data"
@@ -33,10 +39,51 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              f"else {DEFAULT_LISTEN})")
     parser.add_argument("--advertised-listener", metavar="HOST:PORT",
                         help="the address clients are told to use (default: --listen)")
-    parser.add_argument("--config", metavar="FILE",
-                        help="broker settings with Kafka's names: a server.properties "
-                             "file or a JSON object")
+    add_broker_config_options(parser, "--config", note=(
+        "topics are created on first use only with auto.create.topics.enable=true, which is "
+        "off here, unlike in Kafka and ferry up"))
     parser.set_defaults(func=_broker)
+
+
+def add_broker_config_options(parser: argparse.ArgumentParser, file_flag: str,
+                              defaults: dict[str, str] | None = None,
+                              note: str = "") -> None:
+    """``FILE_FLAG FILE`` (a server.properties or JSON object) and repeatable
+    ``-o/--override KEY=VALUE`` (as kafka-server-start's ``--override``), which wins over
+    the file. ``defaults`` are named in the help: they apply unless the file or an
+    override sets the key; ``note`` is added to the file flag's help."""
+    extra = f"; {note}" if note else ""
+    if defaults:
+        extra += " (this command's defaults: " + ", ".join(
+            f"{k}={v}" for k, v in defaults.items()) + ")"
+    parser.add_argument(file_flag, metavar="FILE", dest="broker_config",
+                        help="broker settings with Kafka's names: a server.properties "
+                             "file or a JSON object" + extra)
+    parser.add_argument("-o", "--override", action="append", metavar="KEY=VALUE",
+                        dest="broker_overrides",
+                        help="one broker setting, over the file's (repeatable), e.g. "
+                             "-o num.partitions=3")
+
+
+def load_broker_config(args: argparse.Namespace,
+                       defaults: dict[str, str] | None = None) -> BrokerConfig:
+    """The BrokerConfig from ``defaults``, then the config file, then the overrides;
+    ``CliError`` naming the file or the key for bad input."""
+    from core.broker.config import BrokerConfig, BrokerConfigError, load_config_file
+
+    overrides = parse_key_values(args.broker_overrides, "--override")
+    settings: dict[str, object] = dict(defaults or {})
+    try:
+        if args.broker_config:
+            settings.update(load_config_file(args.broker_config))
+        settings.update(overrides)
+        return BrokerConfig.parse(settings)
+    except BrokerConfigError as exc:
+        if exc.key is None:  # the file itself: the message names it
+            raise CliError(str(exc)) from exc
+        source = "--override" if exc.key in overrides else (
+            f"broker config {args.broker_config}" if args.broker_config else "broker config")
+        raise CliError(f"{source}: {exc}") from exc
 
 
 def resolve_listeners(config: BrokerConfig, listen: str | None, advertised: str | None
@@ -50,12 +97,12 @@ def resolve_listeners(config: BrokerConfig, listen: str | None, advertised: str 
 
 
 def _broker(args: argparse.Namespace) -> int:
-    from core.broker.config import BrokerConfig, BrokerConfigError, load_config_file
+    from core.broker.config import BrokerConfigError
     from core.broker.server import run_broker
 
     configure_server_logging()
+    config = load_broker_config(args)
     try:
-        config = BrokerConfig.parse(load_config_file(args.config) if args.config else {})
         listen, advertised = resolve_listeners(config, args.listen, args.advertised_listener)
         data_dir = args.data_dir or config.log_dirs.split(",")[0].strip() or DEFAULT_DATA_DIR
         run_broker(config, Path(data_dir), listen, advertised)

@@ -10,7 +10,11 @@ from importlib.metadata import PackageNotFoundError, version
 from core.backends.errors import BackendError
 from core.cli import broker, consume, groups, produce, topics, up
 from core.cli.errors import CliError
-from core.cli.logging_setup import configure_console_logging
+from core.cli.logging_setup import (
+    add_logging_options,
+    apply_logging_options,
+    configure_console_logging,
+)
 from core.cli.options import add_log_option, resolve_log_url
 from core.cli.plugins import load_plugin_commands
 
@@ -34,12 +38,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     0 on success, 1 for bad input or a backend failure (one ``ferry: error:`` line on
     stderr), 2 for a command-line usage error, 130 when interrupted."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        apply_logging_options(argparse.Namespace())  # $FERRY_LOG_*, for plugin warnings
+    except CliError as exc:
+        _report(exc)
+        return 1
     configure_console_logging()
     try:
         parser = build_parser(load_plugins=_command_word(argv) not in BUILTIN_COMMANDS)
         args = parser.parse_args(argv)
     except SystemExit as exc:  # usage error, --help or --version: argparse has printed
         return _exit_code(exc.code)
+    apply_logging_options(args)  # servers use it too when they configure their logging
+    configure_console_logging()
     # Plugins read the effective URL here; args.log stays as given (``up`` tells them apart).
     args.log_url = resolve_log_url(args)
     func = getattr(args, "func", None)
@@ -66,6 +77,7 @@ def build_parser(*, load_plugins: bool = True) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ferry {_version()}")
     add_log_option(parser)
+    add_logging_options(parser)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for register in BUILTIN_COMMANDS.values():
         register(subparsers)
@@ -82,11 +94,14 @@ def _command_word(argv: Sequence[str]) -> str | None:
     """
     tokens = iter(argv)
     for token in tokens:
-        if token == "--log":
+        if token in _VALUED_GLOBAL_OPTIONS:
             next(tokens, None)
         elif not token.startswith("-"):
             return token
     return None
+
+
+_VALUED_GLOBAL_OPTIONS = frozenset({"--log", "--log-level", "--log-format"})
 
 
 def _version() -> str:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from core.backends import LogBackend, open_backend
 from core.cli.errors import CliError
+from core.cli.logging_setup import add_logging_options
 
 __all__ = [
     "DEFAULT_LOG_URL",
@@ -45,11 +46,13 @@ def add_log_option(parser: argparse.ArgumentParser) -> None:
 def add_command(
     subparsers: argparse._SubParsersAction, name: str, help_text: str
 ) -> argparse.ArgumentParser:
-    """Add a subcommand parser that accepts ``--log`` and rejects abbreviated options."""
+    """Add a subcommand parser that accepts ``--log``, ``--log-level`` and ``--log-format``
+    and rejects abbreviated options."""
     parser = subparsers.add_parser(
         name, help=help_text, description=help_text, allow_abbrev=False
     )
     add_log_option(parser)
+    add_logging_options(parser)
     return parser
 
 
@@ -61,9 +64,25 @@ def resolve_log_url(args: argparse.Namespace) -> str:
     return os.environ.get(LOG_ENV_VAR) or DEFAULT_LOG_URL
 
 
-def open_log(args: argparse.Namespace) -> LogBackend:
-    """Open the backend named by the resolved ``--log`` URL (``main`` resolves it)."""
-    return open_backend(resolve_log_url(args))
+def open_log(args: argparse.Namespace, *, create: bool = False) -> LogBackend:
+    """Open the backend named by the resolved ``--log`` URL (``main`` resolves it).
+
+    An ``embedded:`` directory must already hold a log unless ``create`` (a mistyped path
+    is an error, not a new empty log); a ``kafka://`` address that refuses the connection
+    fails at once instead of being retried for a minute.
+    """
+    url = resolve_log_url(args)
+    config: dict[str, str] = {}
+    scheme = url.strip().partition(":")[0].lower()
+    if scheme == "kafka":  # imported for its scheme only: each backend has its own cost
+        from core.backends.kafka.config import FAIL_FAST_ON_REFUSED
+
+        config[FAIL_FAST_ON_REFUSED] = "true"
+    elif scheme == "embedded" and not create:
+        from core.backends.embedded import MUST_EXIST
+
+        config[MUST_EXIST] = "true"
+    return open_backend(url, config)
 
 
 def parse_key_values(items: Iterable[str] | None, flag: str) -> dict[str, str]:

@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _create(args: argparse.Namespace) -> int:
     configs = parse_key_values(args.config, "--config")
-    with closing(open_log(args)) as backend:
+    with closing(open_log(args, create=True)) as backend:
         try:
             backend.create_topic(
                 args.name,

@@ -23,11 +23,18 @@ from typing import TYPE_CHECKING, Any
 
 from core.backends.embedded_runtime import acquire_runtime, release_runtime
 from core.backends.translate import storage_errors
+from core.cli.broker import (
+    DEFAULT_LISTEN,
+    add_broker_config_options,
+    load_broker_config,
+    resolve_listeners,
+)
 from core.cli.errors import CliError
-from core.cli.logging_setup import configure_server_logging
+from core.cli.logging_setup import configure_server_logging, logging_summary
 from core.cli.options import LOG_ENV_VAR, add_command
 
 if TYPE_CHECKING:  # imported when the command runs: the other commands need no codec
+    from core.broker.config import BrokerConfig
     from core.broker.server import Listener
 
 __all__ = ["DEFAULT_DATA_DIR", "register"]
@@ -35,8 +42,15 @@ __all__ = ["DEFAULT_DATA_DIR", "register"]
 log = logging.getLogger(__name__)
 
 DEFAULT_DATA_DIR = "./ferry-data"
-DEFAULT_LISTEN = "127.0.0.1:9092"
 _EMBEDDED = "embedded:"
+
+#: Broker settings of the single-machine stack unless the config file or -o sets them:
+#: topics are created on first use, as Kafka's own default does (``ferry broker`` keeps it
+#: off), and a new group rebalances at once, as in Confluent's single-node demo stacks.
+UP_BROKER_DEFAULTS = {
+    "auto.create.topics.enable": "true",
+    "group.initial.rebalance.delay.ms": "0",
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,10 +58,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(subparsers, "up", "run the single-machine stack until Ctrl-C")
     parser.add_argument("--data-dir", metavar="DIR",
                         help=f"the data directory (default: the path of an embedded --log "
-                             f"URL, else {DEFAULT_DATA_DIR})")
-    parser.add_argument("--listen", metavar="HOST:PORT", default=DEFAULT_LISTEN,
-                        help=f"where the broker accepts Kafka clients (default: "
-                             f"{DEFAULT_LISTEN})")
+                             f"URL, else log.dirs from --broker-config, else "
+                             f"{DEFAULT_DATA_DIR})")
+    parser.add_argument("--listen", metavar="HOST:PORT",
+                        help=f"where the broker accepts Kafka clients (default: listeners "
+                             f"from --broker-config, else {DEFAULT_LISTEN})")
+    parser.add_argument("--advertised-listener", metavar="HOST:PORT",
+                        help="the address Kafka clients are told to use (default: "
+                             "advertised.listeners from --broker-config, else --listen)")
+    add_broker_config_options(parser, "--broker-config", UP_BROKER_DEFAULTS)
     for service in _services():
         service.add_arguments(parser)
     parser.set_defaults(func=_up)
@@ -69,10 +88,11 @@ def _services() -> list[Any]:
     return found
 
 
-def _data_dir(args: argparse.Namespace) -> str:
-    """``--data-dir``, else the path of an ``embedded:`` ``--log`` flag or ``$FERRY_LOG``,
-    else the default. ``up`` hosts the log itself: a remote ``--log`` flag is an error, while
-    a remote ``$FERRY_LOG`` (set for the console tools) is ignored."""
+def _data_dir(args: argparse.Namespace, config: BrokerConfig) -> str:
+    """``--data-dir``, else the path of an ``embedded:`` ``--log`` flag, else ``log.dirs``
+    of the broker config, else of an ``embedded:`` ``$FERRY_LOG``, else the default. ``up``
+    hosts the log itself: a remote ``--log`` flag is an error, while a remote ``$FERRY_LOG``
+    (set for the console tools) is ignored."""
     if args.data_dir:
         return str(args.data_dir)
     flag = getattr(args, "log", None)
@@ -84,7 +104,8 @@ def _data_dir(args: argparse.Namespace) -> str:
                 "use --data-dir DIR (or --log embedded:DIR)"
             )
         return path
-    return _embedded_path(os.environ.get(LOG_ENV_VAR, "")) or DEFAULT_DATA_DIR
+    log_dirs = config.log_dirs.split(",")[0].strip()
+    return log_dirs or _embedded_path(os.environ.get(LOG_ENV_VAR, "")) or DEFAULT_DATA_DIR
 
 
 def _embedded_path(url: str) -> str | None:
@@ -95,43 +116,51 @@ def _embedded_path(url: str) -> str | None:
 
 def _up(args: argparse.Namespace) -> int:
     from core.broker.config import BrokerConfigError
-    from core.broker.server import parse_listener
 
-    data_dir = _data_dir(args)
+    config = load_broker_config(args, UP_BROKER_DEFAULTS)
+    data_dir = _data_dir(args, config)
+    try:
+        listen, advertised = resolve_listeners(config, args.listen, args.advertised_listener)
+    except BrokerConfigError as exc:
+        raise CliError(str(exc)) from exc
+    if advertised is None and listen.host in ("", "0.0.0.0", "::"):
+        raise CliError(f"clients cannot connect to {listen}: give --advertised-listener "
+                       "HOST:PORT (or advertised.listeners)")
     for service in _services():
         check = getattr(service, "check", None)  # optional for third-party services
         if check is not None:
             check(args)
     configure_server_logging()
     try:
-        asyncio.run(_run(data_dir, parse_listener(args.listen), args))
+        asyncio.run(_run(data_dir, config, listen, advertised, args))
     except BrokerConfigError as exc:
         raise CliError(str(exc)) from exc
     return 0
 
 
-async def _run(data_dir: str, listen: Listener, args: argparse.Namespace) -> None:
-    from core.broker.config import BrokerConfig
+async def _run(data_dir: str, config: BrokerConfig, listen: Listener,
+               advertised: Listener | None, args: argparse.Namespace) -> None:
     from core.broker.server import serve, stop_on_signals
 
     # Signals are caught before opening, so a SIGTERM during recovery still closes cleanly.
     stop = stop_on_signals()
     owner = {"command": "ferry up", "listener": str(listen)}
     with storage_errors():
-        runtime = await asyncio.to_thread(acquire_runtime, data_dir, {}, owner)
+        runtime = await asyncio.to_thread(acquire_runtime, data_dir, dict(config.raw), owner)
     try:
         topics = [t for t in runtime.manager.topics() if not runtime.manager.topic(t).internal]
         log.info("commit log ready at %s with %d topic%s (pid %d)", data_dir, len(topics),
                  "" if len(topics) == 1 else "s", os.getpid())
-        running: list[Any] = []
+        running: list[tuple[str, Any]] = []
         try:
             if not stop.is_set():
                 await asyncio.to_thread(_start_services, args, data_dir, running)
             if not stop.is_set():
-                await serve(BrokerConfig(), runtime.manager, runtime.coordinator,
-                            listen=listen, advertised=None, stop=stop,
+                await serve(config, runtime.manager, runtime.coordinator,
+                            listen=listen, advertised=advertised, stop=stop,
                             tick_coordinator=False,
-                            on_listening=lambda _server: _announce(listen))
+                            on_listening=lambda server: _announce(
+                                server, listen, advertised, data_dir, running))
         finally:
             await asyncio.to_thread(_stop_services, running)
     finally:
@@ -139,23 +168,39 @@ async def _run(data_dir: str, listen: Listener, args: argparse.Namespace) -> Non
         log.info("commit log at %s closed", data_dir)
 
 
-def _start_services(args: argparse.Namespace, data_dir: str, running: list[Any]) -> None:
-    """Start each service on the stack's log, appending it to ``running`` as it comes
-    up, so that a later failure stops the earlier ones."""
+def _start_services(args: argparse.Namespace, data_dir: str,
+                    running: list[tuple[str, Any]]) -> None:
+    """Start each service on the stack's log, appending ``(name, service)`` to ``running``
+    as it comes up, so that a later failure stops the earlier ones."""
     url = _EMBEDDED + data_dir
     for service in _services():
         started = service.start(args, url, data_dir)
         if started is not None:
-            running.append(started)
+            running.append((str(getattr(service, "name", type(service).__name__)), started))
 
 
-def _stop_services(running: list[Any]) -> None:
-    for service in reversed(running):
+def _stop_services(running: list[tuple[str, Any]]) -> None:
+    for _name, service in reversed(running):
         try:
             service.stop()
         except Exception:  # stop the others and close the log regardless
             log.exception("stopping %r failed", service)
 
 
-def _announce(listen: Listener) -> None:
-    log.info("Kafka clients can connect to %s; stop with Ctrl-C or SIGTERM", listen)
+def _announce(server: Any, listen: Listener, advertised: Listener | None, data_dir: str,
+              running: list[tuple[str, Any]]) -> None:
+    """The one line that says the stack is ready and where everything is."""
+    broker = _bound_address(server, listen)
+    if advertised is not None:
+        broker += f" (advertised as {advertised})"
+    parts = [f"broker {broker}"]
+    parts += [f"{name} {getattr(service, 'url', '') or '(running)'}"
+              for name, service in running]
+    parts += [f"data {os.path.abspath(data_dir)}", f"logs {logging_summary()}"]
+    log.info("ferry up ready: %s; stop with Ctrl-C or SIGTERM", ", ".join(parts))
+
+
+def _bound_address(server: Any, listen: Listener) -> str:
+    """``HOST:PORT`` the broker really listens on (the port may have been 0)."""
+    host = f"[{listen.host}]" if ":" in listen.host else listen.host
+    return f"{host}:{server.port}"

@@ -35,6 +35,10 @@ T = TypeVar("T")
 
 #: Threads that run requests to several brokers at once (multi-leader fetch and produce).
 _PARALLEL_WORKERS = 16
+#: After this long without reaching any broker, a call says what it is waiting for.
+WAIT_NOTICE_S = 2.0
+#: ... at most this often per client, so that a loop of calls cannot flood the log.
+WAIT_NOTICE_INTERVAL_S = 30.0
 
 
 class KafkaClient:
@@ -49,6 +53,8 @@ class KafkaClient:
         self._stop = threading.Event()
         self._executor: ThreadPoolExecutor | None = None
         self._rotation = itertools.count()
+        self._reached_a_broker = False  # once true, a refused connection is a restart
+        self._last_wait_notice = -WAIT_NOTICE_INTERVAL_S
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -94,6 +100,7 @@ class KafkaClient:
     def _connect(self, address: BrokerAddress, deadline: Deadline) -> BrokerConnection:
         conn = BrokerConnection(address, self.config.client_id)
         conn.connect(self.config.connect_timeout_ms / 1000, self.request_timeout_s(), deadline)
+        self._reached_a_broker = True
         log.debug("connected to %s", address)
         return conn
 
@@ -179,6 +186,7 @@ class KafkaClient:
                           self._stop)
         limit_s = (self.config.api_timeout_ms if unreachable_ms is None else unreachable_ms) / 1000
         unreachable_since: float | None = None
+        noticed = False
         attempts = 0
         while True:
             self.check_open()
@@ -188,11 +196,17 @@ class KafkaClient:
             except TransportError as exc:
                 if self.closed:
                     raise be.BackendError(f"{what}: the kafka backend was closed") from exc
+                self._fail_fast_if_refused(what, exc)
                 problem = RetryableProblem(be.BackendUnavailableError(f"{what}: {exc}"),
                                            refresh_metadata=True)
                 now = time.monotonic()
                 unreachable_since = unreachable_since or now
                 unreachable = now - unreachable_since >= limit_s
+                if (not noticed and not unreachable and now - unreachable_since >= WAIT_NOTICE_S
+                        and now - self._last_wait_notice >= WAIT_NOTICE_INTERVAL_S):
+                    noticed, self._last_wait_notice = True, now
+                    log.warning("%s: waiting for a Kafka broker at %s (%s); giving up after "
+                                "%.0f s", what, self._bootstrap_text(), exc, limit_s)
             except RetryableProblem as exc:
                 problem, unreachable_since, unreachable = exc, None, False
             if problem.refresh_metadata:
@@ -207,6 +221,19 @@ class KafkaClient:
                 error.args = (f"{error} (gave up after {attempts} attempts in "
                               f"{spent_ms:.0f} ms)",)
                 raise error
+
+    def _bootstrap_text(self) -> str:
+        return ",".join(str(a) for a in self.config.bootstrap)
+
+    def _fail_fast_if_refused(self, what: str, exc: TransportError) -> None:
+        """With ``ferry.fail.fast.on.refused``, a refused connection before any broker was
+        ever reached ends the call: nothing listens there, and waiting will not change it."""
+        if (self.config.fail_fast_on_refused and not self._reached_a_broker
+                and isinstance(exc.__cause__, ConnectionRefusedError)):
+            raise be.BackendUnavailableError(
+                f"{what}: no Kafka broker at {self._bootstrap_text()} (connection refused); "
+                "check the address and that the broker (ferry up or ferry broker) is running"
+            ) from exc
 
     # ------------------------------------------------------------------ metadata
 

@@ -57,5 +57,19 @@ def kafka_error(code: int, context: str, message: str | None = None, *,
         return be.InvalidConfigError(text, key=config_key_from_message(message, config_keys))
     error = error_for_code(code, context)
     if message and message not in str(error):
-        error.args = (f"{error}: {message}",)
+        generic = str(error_for_code(code))
+        # The broker's message usually says the same more precisely ("Topic 't' already
+        # exists." for "topic already exists"): then it replaces the generic text.
+        text = f"{context}: {message}" if _says(message, generic) and context else (
+            message if _says(message, generic) else f"{error}: {message}")
+        error.args = (text,)
     return error
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _says(message: str, generic: str) -> bool:
+    """Whether ``message`` contains every word of ``generic``."""
+    return _words(generic) <= _words(message)

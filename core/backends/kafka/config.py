@@ -11,11 +11,19 @@ from typing import Any
 from core.backends.errors import InvalidBackendUrlError, InvalidConfigError
 from core.log.records import COMPRESSION_CODES
 
-__all__ = ["CLIENT_CONFIGS", "BrokerAddress", "ClientConfig", "parse_bootstrap"]
+__all__ = [
+    "CLIENT_CONFIGS",
+    "FAIL_FAST_ON_REFUSED",
+    "BrokerAddress",
+    "ClientConfig",
+    "parse_bootstrap",
+]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 9092
+#: The client setting that makes a refused first connection fail at once (console tools).
+FAIL_FAST_ON_REFUSED = "ferry.fail.fast.on.refused"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +97,13 @@ def _compression(raw: str) -> int:
     return COMPRESSION_CODES[text]
 
 
+def _bool(raw: str) -> bool:
+    text = raw.strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError("Value must be true or false")
+    return text == "true"
+
+
 def _client_id(raw: str) -> str:
     return raw.strip() or "ferry"
 
@@ -124,6 +139,11 @@ CLIENT_CONFIGS: dict[str, _Key] = {
         _Key("connections.max.idle.per.broker", _int_at_least(0), "8",
              "Idle connections kept open per broker; more are opened while calls overlap.",
              "max_idle_connections"),
+        _Key(FAIL_FAST_ON_REFUSED, _bool, "false",
+             "Ferry's own: fail a call at once when no broker was reached yet and the "
+             "connection is refused (a wrong port, nothing running), instead of retrying "
+             "for default.api.timeout.ms. The console tools turn it on.",
+             "fail_fast_on_refused"),
     )
 }
 
@@ -145,6 +165,7 @@ class ClientConfig:
     acks: int = -1
     compression: int = 0
     max_idle_connections: int = 8
+    fail_fast_on_refused: bool = False
     acks_configured: bool = False
 
     @classmethod
@@ -157,6 +178,8 @@ class ClientConfig:
                 values[key.attribute] = key.parse(str(raw))
             except ValueError as exc:
                 detail = str(exc) if "must" in str(exc) else "expected a whole number"
+                if key.parse is _bool:
+                    detail = "expected true or false"
                 raise InvalidConfigError(
                     f"Invalid value {raw!r} for configuration {name}: {detail}", key=name
                 ) from None

@@ -55,7 +55,9 @@ def test_up_serves_kafka_clients_holds_the_dir_and_stops_on_sigterm(ferry: Ferry
     log = LineReader(proc.stderr)
     ready = log.wait_for(b"commit log ready").decode()
     assert str(data_dir) in ready and re.search(r"\b1 topic\b", ready), ready
-    log.wait_for(f"Kafka clients can connect to 127.0.0.1:{port}".encode())
+    summary = log.wait_for(b"ferry up ready:").decode()
+    assert f"broker 127.0.0.1:{port}," in summary and f"data {data_dir}," in summary, summary
+    assert "connect http://127.0.0.1:" in summary and "logs stderr (INFO, text)" in summary
 
     # The broker serves the directory's data to a Kafka client.
     consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{port}", consumer_timeout_ms=10000)
@@ -107,7 +109,7 @@ def _start_up(ferry: Ferry, data_dir: Path, kafka_port: int, rest_port: int,
     log.wait_for(f"Connect REST API on http://127.0.0.1:{rest_port}".encode())
     if registry_port:
         log.wait_for(f"Schema Registry on http://127.0.0.1:{registry_port}".encode())
-    log.wait_for(b"Kafka clients can connect")
+    log.wait_for(b"ferry up ready:")
     return proc, log
 
 

@@ -82,9 +82,10 @@ def test_log_url_from_flag_before_or_after_command_and_from_env(ferry: Ferry) ->
     assert from_env.stdout.split() == [b"a", b"b"]
     # The flag wins over the environment.
     other = f"embedded:{ferry.tmp_path / 'other'}"
+    ferry.ok("--log", other, "topics", "create", "o")
     flagged = ferry.run("topics", "list", "--exclude-internal", "--log", other, log=False,
                         env={"FERRY_LOG": ferry.log_url})
-    assert flagged.returncode == 0 and flagged.stdout == b""
+    assert flagged.returncode == 0 and flagged.stdout == b"o\n"
     # Neither: ./ferry-data in the working directory.
     default = ferry.run("topics", "create", "c", log=False)
     assert default.returncode == 0, default.stderr
