@@ -7,10 +7,11 @@ without a row (or a row without a route) fails the build.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from flask import Blueprint, Response, jsonify
+
+from connect.runtime.server_info import package_version
 
 __all__ = ["OPERATIONS", "bp", "openapi_document"]
 
@@ -31,7 +32,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "error_code": {"type": "integer"}, "message": {"type": "string"}}},
     "ServerInfo": {"type": "object", "properties": {
         "version": {"type": "string"}, "commit": {"type": "string"},
-        "kafka_cluster_id": {"type": "string"}}},
+        "kafka_cluster_id": {"type": "string", "nullable": True}}},
     "Health": {"type": "object", "properties": {
         "status": {"type": "string", "enum": ["healthy", "starting", "unhealthy"]},
         "message": {"type": "string"}}},
@@ -186,17 +187,10 @@ def openapi_document() -> dict[str, Any]:
                 "application/json": {"schema": body}}}
         paths.setdefault(path, {})[method] = operation
     return {"openapi": "3.0.3",
-            "info": {"title": "Ferry Connect REST API", "version": _ferry_version(),
+            "info": {"title": "Ferry Connect REST API", "version": package_version(),
                      "description": "Kafka Connect's REST API. Every error is "
                                     '{"error_code": <HTTP status>, "message": "..."}.'},
             "paths": paths, "components": {"schemas": SCHEMAS}}
-
-
-def _ferry_version() -> str:
-    try:
-        return version("ferryman")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 @bp.get("/openapi.json")

@@ -66,6 +66,20 @@ class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
     def from_url(cls, url: str, config: Mapping[str, str] | None = None) -> EmbeddedBackend:
         return cls(_parse_path(url), config)
 
+    @property
+    def cluster_id(self) -> str | None:
+        """The cluster id a broker formatted this data directory with (its
+        ``meta.properties``, as ``KafkaBackend.cluster_id`` reports the cluster's), or None
+        for a directory no broker has served."""
+        from core.broker.config import parse_properties
+        from core.broker.meta import META_FILE
+
+        try:
+            text = (self._manager.data_dir / META_FILE).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return parse_properties(text).get("cluster.id") or None
+
     def _check_open(self) -> EmbeddedRuntime:
         runtime = self._runtime
         if runtime is None:
