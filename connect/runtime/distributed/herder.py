@@ -431,7 +431,7 @@ class DistributedHerder(Herder):
                 self._schedule_reconfigure(name)
         if (_work_shape(old) != _work_shape(snapshot) and snapshot.offset > offset
                 and self.member.assignment is not None):
-            log.info("the connectors or task counts changed; worker %s rejoins the group",
+            log.debug("the connectors or task counts changed; worker %s rejoins the group",
                      self.worker_id)
             self.member.request_rejoin()
 
@@ -526,7 +526,7 @@ class DistributedHerder(Herder):
             if status is None or status.worker_id in running or status.state not in (
                     State.RUNNING, State.PAUSED, State.RESTARTING):
                 continue
-            log.info("%s ran on %s, which left the group; marking it UNASSIGNED", item,
+            log.debug("%s ran on %s, which left the group; marking it UNASSIGNED", item,
                      status.worker_id)
             if isinstance(status, ConnectorStatus):
                 self.status_store.put_safe(ConnectorStatus(
@@ -544,7 +544,7 @@ class DistributedHerder(Herder):
 
     def on_revoked(self, revoked: ConnectorsAndTasks) -> None:
         self._stage = f"stopping revoked work {revoked}"
-        log.info("worker %s stops revoked work %s", self.worker_id, revoked)
+        log.debug("worker %s stops revoked work %s", self.worker_id, revoked)
         with self._lock:
             self._assigned = self._assigned - revoked
         self.work.stop(revoked)
