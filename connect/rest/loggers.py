@@ -35,7 +35,7 @@ _LOGGER_NAME = re.compile(r"[\w$:-]+(?:\.[\w$:-]+)*")
 
 def _checked(logger: str) -> str:
     if len(logger) > 255 or not _LOGGER_NAME.fullmatch(logger) or not logger.isprintable():
-        raise RestError(400, f"Invalid logger name {printable(logger, 80)!r}: a logger name "
+        raise RestError(400, f"Invalid logger name '{printable(logger, 80)}': a logger name "
                              "is dot-separated parts of letters, digits, '_', '$', '-' and "
                              "':' (at most 255 characters)")
     return logger
