@@ -65,8 +65,8 @@ def set_logger(logger: str) -> Response | tuple[str, int]:
         raise RestError(400, 'Desired log level must be given as {"level": "DEBUG"}')
     scope = request.args.get("scope", "worker").strip().lower()
     if scope not in ("worker", "cluster"):
-        log.warning("Received invalid scope %s for logger %s; defaulting to worker",
-                    printable(repr(scope), 80), printable(logger))
+        log.warning("Received invalid scope '%s' for logger %s; defaulting to worker",
+                    printable(scope, 80), printable(logger))
         scope = "worker"
     affected = _levels().set_level(logger, level)
     if scope == "cluster":
