@@ -55,7 +55,7 @@ schema = schemathesis.pytest.from_fixture("connect_api")
 
 
 @schema.parametrize()
-@settings(max_examples=MAX_EXAMPLES, deadline=None,
+@settings(max_examples=MAX_EXAMPLES, deadline=None, database=None,
           phases=[Phase.explicit, Phase.generate],
           suppress_health_check=list(HealthCheck))
 def test_every_response_is_declared_and_no_500(case: schemathesis.Case) -> None:
