@@ -9,7 +9,7 @@ from typing import Any
 from connect.api.errors import ConfigError
 from connect.runtime.connector_config import config_infos, connector_config_def
 from connect.runtime.plugins import Plugins, connector_type
-from connect.runtime.secrets import MASK, mask_config, secret_keys
+from connect.runtime.secrets import MASK, mask_config, scrub, secret_keys
 
 __all__ = ["connector_type_of", "plugin_config", "validate_connector_config"]
 
@@ -69,14 +69,8 @@ def _masked_infos(infos: dict[str, Any], plugins: Plugins,
         if value.get("name") in secrets and value.get("value") is not None:
             value["value"] = mask_config({"k": value["value"]}, {"k"})["k"]
         if leaked and value.get("errors"):
-            value["errors"] = [_scrub(e, leaked) for e in value["errors"]]
+            value["errors"] = [scrub(e, leaked) for e in value["errors"]]
     return infos
-
-
-def _scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, MASK)
-    return text
 
 
 def plugin_config(plugins: Plugins, plugin: str) -> list[dict[str, Any]]:

@@ -20,6 +20,13 @@ Round trip: ``GET .../config`` then ``PUT`` of the same body must not store
 ``[hidden]`` as the password, so ``restore_masked`` puts back the stored value of every
 secret key the new config still gives as ``[hidden]``.
 
+Failure traces (a task's or connector's status ``trace`` and the logged trace) often
+quote what a client library was given, a connection URL with its password for one:
+``scrub`` replaces every secret value of the config (resolved from config providers, as
+the plugin saw it) with ``[hidden]`` before a trace is stored, shown or logged. Values
+shorter than ``MIN_SCRUBBED`` characters are left alone (replacing every "a" would
+garble the trace and hide nothing).
+
 Pure functions over plugins and dicts; safe from any thread.
 """
 
@@ -35,7 +42,7 @@ from connect.runtime.connector_config import connector_config_def
 from connect.runtime.plugins import Plugins, connector_type
 
 __all__ = ["MASK", "is_secret_name", "mask_config", "mask_task_config", "restore_masked",
-           "secret_keys"]
+           "scrub", "secret_keys", "secret_values"]
 
 #: What a secret value is shown as (Kafka's ``Password.HIDDEN``).
 MASK = Password.HIDDEN
@@ -69,6 +76,24 @@ def secret_keys(plugins: Plugins, config: Mapping[str, str]) -> frozenset[str]:
     keys.update(name for name, key in definition.config_keys.items()
                 if key.type is ConfigType.PASSWORD)
     return frozenset(keys)
+
+
+MIN_SCRUBBED = 4
+
+
+def secret_values(plugins: Plugins, config: Mapping[str, str]) -> tuple[str, ...]:
+    """The secret values of ``config`` (pass the resolved config), longest first."""
+    values = {config[k] for k in secret_keys(plugins, config)
+              if len(config.get(k) or "") >= MIN_SCRUBBED and not has_placeholder(config[k])}
+    return tuple(sorted(values, key=len, reverse=True))
+
+
+def scrub(text: str, values: Iterable[str]) -> str:
+    """``text`` with each of ``values`` replaced by ``[hidden]``."""
+    for value in values:
+        if len(value) >= MIN_SCRUBBED:
+            text = text.replace(value, MASK)
+    return text
 
 
 def _shown(value: str | None) -> str | None:

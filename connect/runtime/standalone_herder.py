@@ -36,7 +36,13 @@ from connect.runtime.herder import (
     TaskState,
 )
 from connect.runtime.offset_admin import connector_offsets, modify_offsets
-from connect.runtime.secrets import mask_config, mask_task_config, restore_masked, secret_keys
+from connect.runtime.secrets import (
+    mask_config,
+    mask_task_config,
+    restore_masked,
+    scrub,
+    secret_keys,
+)
 from connect.runtime.server_info import log_cluster_id, package_version
 from connect.runtime.worker import Worker
 
@@ -144,7 +150,7 @@ class StandaloneHerder(Herder):
                                         self._connector_error)
             c.task_configs = self._new_task_configs(name, c)
         except Exception as exc:  # the connector's own failure: FAILED with its trace
-            c.state = ConnectorState("FAILED", self.worker_id, _trace(exc))
+            c.state = ConnectorState("FAILED", self.worker_id, self._trace(exc, c.config))
             return
         c.state = ConnectorState("PAUSED" if c.target is TargetState.PAUSED else "RUNNING",
                                  self.worker_id)
@@ -211,7 +217,8 @@ class StandaloneHerder(Herder):
         with self._lock:
             c = self._connectors.get(name)
             if c is not None:
-                c.state = ConnectorState("FAILED", self.worker_id, _trace(error))
+                c.state = ConnectorState("FAILED", self.worker_id,
+                                         self._trace(error, c.config))
                 self.worker.stop_connector(name)
 
     # ------------------------------------------------------------------ connectors
@@ -225,6 +232,10 @@ class StandaloneHerder(Herder):
             return ConnectorInfo(name, self._masked(c.config),
                                  [ConnectorTaskId(name, i) for i in range(len(c.task_configs))],
                                  self._type(c.config))
+
+    def _trace(self, exc: BaseException, config: Mapping[str, str]) -> str:
+        """A connector's failure trace without its config's secrets."""
+        return scrub(_trace(exc), self.worker.secret_values(config))
 
     def _masked(self, config: Mapping[str, str]) -> dict[str, str]:
         return mask_config(config, secret_keys(self.worker.plugins, config))
@@ -378,7 +389,7 @@ class StandaloneHerder(Herder):
                                         self._connector_error)
             new = self._new_task_configs(name, c)
         except Exception as exc:  # the connector fails; its tasks keep running, as in Kafka
-            c.state = ConnectorState("FAILED", self.worker_id, _trace(exc))
+            c.state = ConnectorState("FAILED", self.worker_id, self._trace(exc, c.config))
             return False
         c.state = ConnectorState("PAUSED" if c.target is TargetState.PAUSED else "RUNNING",
                                  self.worker_id)

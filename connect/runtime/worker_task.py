@@ -26,6 +26,7 @@ from typing import Any
 
 from connect.runtime.connector_config import ErrorConfig
 from connect.runtime.herder import ConnectorTaskId
+from connect.runtime.secrets import scrub
 from core.backends import LogBackend
 
 __all__ = ["StatusListener", "TaskSetup", "WorkerTask"]
@@ -57,6 +58,8 @@ class TaskSetup:
     build_reporters: Callable[[], list[Any]]
     #: Told the topics the task uses (KIP-558 active topics); may be called repeatedly.
     on_topic: Callable[[str], None] = lambda topic: None
+    #: Secret values of ``props``, hidden from failure traces (status and log).
+    secrets: tuple[str, ...] = ()
 
 
 class WorkerTask(ABC):
@@ -140,13 +143,18 @@ class WorkerTask(ABC):
                 self.setup.status(self.id, "UNASSIGNED", None)
                 return
             except Exception as exc:  # top of the task thread: any failure fails the task
-                trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+                raw = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+                trace = scrub(raw, self.setup.secrets)
                 failure = _failure_site(exc)
                 ran = time.monotonic() - began
                 repeated = failure == last_failure and ran < max(backoff, _SAME_FAILURE_S)
-                if not repeated:
+                if not repeated and trace == raw:
                     log.error("task %s failed: %s", self.id, exc, exc_info=exc)
-                last_failure, summary = failure, _one_line(exc)
+                elif not repeated:  # the trace quotes a secret: log the scrubbed text
+                    log.error("task %s failed: %s\n%s", self.id,
+                              scrub(str(exc), self.setup.secrets), trace.rstrip())
+                last_failure = failure
+                summary = scrub(_one_line(exc), self.setup.secrets)
                 self.failed = True
                 self.setup.status(self.id, "FAILED", trace)
             if not cfg.restart_enable or self._stopping.is_set():
@@ -162,6 +170,16 @@ class WorkerTask(ABC):
             if self._stopping.wait(backoff):
                 return
             backoff = min(backoff * 2, cfg.restart_backoff_max_ms / 1000)
+
+    def log_exception(self, level: int, message: str, exc: BaseException) -> None:
+        """Log ``message`` (which names this task) with ``exc``'s trace, the task's secrets
+        hidden: a plugin's error (or one chained to it) may quote a password."""
+        raw = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        trace = scrub(raw, self.setup.secrets)
+        if trace == raw:
+            log.log(level, message, exc_info=exc)
+        else:
+            log.log(level, "%s\n%s", message, trace.rstrip())
 
     def report_running(self) -> None:
         self.failed = False

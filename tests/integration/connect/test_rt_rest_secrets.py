@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import requests
-from rt_test_connectors import REC, Harness, ScriptedSource, wait_for
+from rt_test_connectors import REC, Harness, ScriptedSource, ScriptedSourceTask, wait_for
 
 from connect.api import ConfigDef, ConfigType, Importance
 
@@ -44,12 +44,34 @@ class VaultSource(ScriptedSource):
                                        documentation="A token, typed PASSWORD.")
 
 
+class LeakySourceTask(ScriptedSourceTask):
+    """Fails on start the way client libraries do: quoting a connection URL."""
+
+    def start(self, props: Mapping[str, str]) -> None:
+        raise ConnectionError(f"cannot connect to postgresql://app:"
+                              f"{props['database.password']}@db:5432/orders "
+                              f"(env secret {props['env.password']})")
+
+
+class LeakySource(VaultSource):
+    """Its connector fails the same way when ``fail.connector`` is set."""
+
+    def start(self, props: Mapping[str, str]) -> None:
+        if props.get("fail.connector") == "true":
+            raise ConnectionError(f"login with {props['vault.token']} refused")
+        super().start(props)
+
+    def task_class(self) -> type:
+        return LeakySourceTask
+
+
 @pytest.fixture
 def rest(tmp_path, monkeypatch, caplog):
     caplog.set_level(logging.DEBUG, logger="connect")
     monkeypatch.setenv(ENV_VAR, ENV_SECRET)
     h = Harness(tmp_path / "log", **{"config.providers": "env"})
     h.herder.worker.plugins.register_connector(VaultSource)
+    h.herder.worker.plugins.register_connector(LeakySource)
     base = h.rest()
     yield h, base
     h.close()
@@ -141,3 +163,35 @@ def test_validation_errors_never_repeat_a_secret(rest) -> None:
         "name": "bad", "config": _config(**{"tasks.max": "zero"})})
     assert response.status_code == 400
     _no_secret_in(response.text, "a rejected create")
+
+
+def test_failure_traces_never_show_a_secret(rest, caplog) -> None:
+    """A task and a connector whose errors quote secrets (one resolved from ``${env:...}``):
+    the status traces and the log show ``[hidden]`` in their place."""
+    _, base = rest
+    config = {**_config(), "connector.class": "LeakySource",
+              "errors.task.restart.backoff.initial.ms": "20",
+              "errors.task.restart.backoff.max.ms": "40"}
+    assert requests.post(base + "/connectors", json={"name": "leaky", "config": config},
+                         timeout=30).status_code == 201
+
+    def failed_tasks() -> list[dict[str, Any]]:
+        tasks = requests.get(base + "/connectors/leaky/status", timeout=30).json()["tasks"]
+        return [t for t in tasks if t["state"] == "FAILED"] if len(tasks) == 2 else []
+
+    tasks = wait_for(lambda: len(failed_tasks()) == 2 and failed_tasks(), "2 FAILED tasks")
+    for task in tasks:
+        assert "postgresql://app:[hidden]@db:5432/orders" in task["trace"]
+        assert "(env secret [hidden])" in task["trace"]
+    broken = {**config, "fail.connector": "true"}
+    assert requests.put(base + "/connectors/leaky/config", json=broken,
+                        timeout=30).status_code == 200
+    status = wait_for(lambda: (s := requests.get(base + "/connectors/leaky/status",
+                                                 timeout=30).json())
+                      ["connector"]["state"] == "FAILED" and s, "the connector FAILED")
+    assert "login with [hidden] refused" in status["connector"]["trace"]
+    texts = [requests.get(base + "/connectors/leaky/status", timeout=30).text,
+             *(r.getMessage() for r in caplog.records),
+             *(logging.Formatter().format(r) for r in caplog.records)]
+    assert any("[hidden]" in t for t in texts[1:])  # the failures were logged, scrubbed
+    _no_secret_in("\n".join(texts), "status and log")
