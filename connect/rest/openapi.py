@@ -195,6 +195,9 @@ def openapi_document() -> dict[str, Any]:
         if body is not None:
             operation["requestBody"] = {"required": True, "content": {
                 "application/json": {"schema": body}}}
+            # Any body: malformed or too deeply nested JSON is a 400, a huge one a 413.
+            operation["responses"].setdefault("400", _response(400, None))
+            operation["responses"].setdefault("413", _response(413, None))
         paths.setdefault(path, {})[method] = operation
     return {"openapi": "3.0.3",
             "info": {"title": "Ferry Connect REST API", "version": package_version(),

@@ -39,3 +39,4 @@ def test_an_unexpected_error_logs_the_path_escaped(client, herder, caplog, monke
     [record] = [r for r in caplog.records if r.name.startswith("connect.rest")]
     assert record.getMessage() == ("Uncaught exception in REST call to GET "
                                    "/connectors/a\\nFORGED ERROR line")
+
