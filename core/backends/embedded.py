@@ -44,6 +44,11 @@ def _parse_path(url: str) -> str:
     return rest
 
 
+#: The file a broker records its data directory's cluster id in (core/broker/meta.py; the
+#: backends may not import the broker).
+_META_FILE = "meta.properties"
+
+
 class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
     """The log in-process, on a data directory that this process locks.
 
@@ -68,17 +73,19 @@ class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
 
     @property
     def cluster_id(self) -> str | None:
-        """The cluster id a broker formatted this data directory with (its
-        ``meta.properties``, as ``KafkaBackend.cluster_id`` reports the cluster's), or None
-        for a directory no broker has served."""
-        from core.broker.config import parse_properties
-        from core.broker.meta import META_FILE
-
+        """The cluster id a broker formatted this data directory with (the ``cluster.id``
+        line of its ``meta.properties``, written by ``core.broker.meta``), as
+        ``KafkaBackend.cluster_id`` reports the cluster's; None for a directory no broker
+        has served."""
         try:
-            text = (self._manager.data_dir / META_FILE).read_text(encoding="utf-8")
+            text = (self._manager.data_dir / _META_FILE).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
-        return parse_properties(text).get("cluster.id") or None
+        for line in text.splitlines():
+            key, sep, value = line.partition("=")
+            if sep and key.strip() == "cluster.id" and value.strip():
+                return value.strip()
+        return None
 
     def _check_open(self) -> EmbeddedRuntime:
         runtime = self._runtime
