@@ -101,7 +101,7 @@ def _load(target: str, name: str, config_key: str | None) -> Any:
         found: Any = importlib.import_module(module_name)
         for part in attribute.split("."):
             found = getattr(found, part)
-    except (ImportError, AttributeError):
+    except (ImportError, AttributeError, TypeError, ValueError):  # "..x": relative/empty
         raise _unknown(name, config_key) from None
     return found
 

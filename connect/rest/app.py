@@ -18,7 +18,7 @@ from connect.rest.config import RestConfig
 from connect.rest.errors import register_error_handlers
 from connect.rest.forwarding import register_forwarding
 from connect.rest.logger_levels import LoggerLevels
-from connect.rest.params import HERDER_KEY, REST_CONFIG_KEY
+from connect.rest.params import HERDER_KEY, MAX_BODY_BYTES, REST_CONFIG_KEY
 from connect.runtime.herder import Herder
 
 __all__ = ["create_app"]
@@ -33,6 +33,7 @@ def create_app(herder: Herder,
     app = Flask("connect.rest")
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep Kafka's field order
     app.url_map.strict_slashes = False  # "/connectors/" answers like "/connectors"
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES  # larger bodies: 413, unread
     app.extensions[HERDER_KEY] = herder
     app.extensions[REST_CONFIG_KEY] = rest_config
     register_error_handlers(app)

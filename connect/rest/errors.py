@@ -23,6 +23,7 @@ from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from connect.api.errors import AlreadyExistsError, ConfigError, ConnectError, NotFoundError
+from connect.rest.log_text import printable
 from connect.runtime.errors import BadRequestError, RebalanceInProgressError
 
 __all__ = ["RestError", "error_response", "invalid_config_message", "register_error_handlers"]
@@ -108,7 +109,7 @@ def _http_error(exc: HTTPException) -> tuple[Response, int]:
 
 
 def _unexpected_error(exc: Exception) -> tuple[Response, int]:
-    log.error("Uncaught exception in REST call to %s %s", request.method, request.path,
-              exc_info=exc)
+    log.error("Uncaught exception in REST call to %s %s", printable(request.method),
+              printable(request.path), exc_info=exc)
     return error_response(500, f"{type(exc).__name__}: {exc}" if str(exc)
                           else type(exc).__name__)

@@ -21,6 +21,7 @@ from urllib.parse import quote, urlencode
 from flask import Flask, Response, request
 
 from connect.rest.errors import error_response
+from connect.rest.log_text import printable
 from connect.runtime.distributed.errors import RequestTargetError
 from connect.runtime.distributed.forwarding import ForwardingError, http_request
 from connect.runtime.distributed.session_keys import ALGORITHM_HEADER, SIGNATURE_HEADER
@@ -60,13 +61,14 @@ def _forward(exc: RequestTargetError) -> Response | tuple[Response, int]:
            + "?" + urlencode(query))
     headers = {h: request.headers[h] for h in _RELAYED_REQUEST_HEADERS if h in request.headers}
     body = request.get_data(cache=True) if request.method in ("POST", "PUT", "PATCH") else None
-    log.debug("forwarding %s %s to %s (%s)", request.method, request.path, url, exc)
+    log.debug("forwarding %s %s to %s (%s)", printable(request.method),
+              printable(request.path), printable(url), exc)
     try:
         answer = http_request(url, request.method, body, headers)
     except ForwardingError as problem:
         if _should_log(exc.target_url):
-            log.warning("forwarding %s %s to %s failed: %s", request.method, request.path,
-                        exc.target_url, problem)
+            log.warning("forwarding %s %s to %s failed: %s", printable(request.method),
+                        printable(request.path), exc.target_url, problem)
         return error_response(409, f"Cannot complete request momentarily: the worker at "
                                    f"{exc.target_url} that must handle it did not answer "
                                    f"({problem}); it may have left the cluster, and a "

@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from connect.api.errors import NotFoundError
+from connect.rest.log_text import printable
 
 __all__ = ["ROOT_LOGGER", "LoggerLevels", "level_name", "parse_level"]
 
@@ -90,7 +91,7 @@ class LoggerLevels:
                 logger.setLevel(level)
                 self._last_modified[name] = now
         logging.getLogger(__name__).info("set log level of %s (%d logger%s) to %s",
-                                         namespace, len(targets),
+                                         printable(namespace), len(targets),
                                          "" if len(targets) == 1 else "s", level_name(level))
         return sorted(targets)
 

@@ -7,10 +7,11 @@ without a row (or a row without a route) fails the build.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from flask import Blueprint, Response, jsonify
+
+from connect.runtime.server_info import package_version
 
 __all__ = ["OPERATIONS", "bp", "openapi_document"]
 
@@ -31,7 +32,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "error_code": {"type": "integer"}, "message": {"type": "string"}}},
     "ServerInfo": {"type": "object", "properties": {
         "version": {"type": "string"}, "commit": {"type": "string"},
-        "kafka_cluster_id": {"type": "string"}}},
+        "kafka_cluster_id": {"type": "string", "nullable": True}}},
     "Health": {"type": "object", "properties": {
         "status": {"type": "string", "enum": ["healthy", "starting", "unhealthy"]},
         "message": {"type": "string"}}},
@@ -95,7 +96,13 @@ _EXPAND = {"name": "expand", "in": "query", "required": False, "explode": True,
 _SCOPE = {"name": "scope", "in": "query", "required": False,
           "schema": {"type": "string", "enum": ["worker", "cluster"], "default": "worker"}}
 
-# (path, method, summary, parameters, request body schema, {status: response schema})
+# (path, method, summary, parameters, request body schema, {status: response schema}).
+# Every status an operation can answer is listed (a schema-driven fuzz test checks it):
+# 400 for a malformed body or a query boolean other than true/false, 404 for an unknown
+# connector, task, plugin or logger, 409 where a distributed worker cannot complete a
+# write now (no leader known, a rebalance, a request forwarded twice); 500 is always
+# declared and never expected.
+_WRITE = {409: None}
 OPERATIONS: list[tuple[str, str, str, list[dict[str, Any]], Any, dict[int, Any]]] = [
     ("/", "get", "Worker version and Kafka cluster id", [], None, {200: _ref("ServerInfo")}),
     ("/health", "get", "Worker health (KIP-1017)", [], None,
@@ -104,57 +111,61 @@ OPERATIONS: list[tuple[str, str, str, list[dict[str, Any]], Any, dict[int, Any]]
     ("/connectors", "get", "Connector names, or a map with ?expand=status|info", [_EXPAND],
      None, {200: {"oneOf": [{"type": "array", "items": {"type": "string"}}, _ANY_OBJECT]}}),
     ("/connectors", "post", "Create a connector (201 + Location)", [],
-     _ref("CreateConnectorRequest"), {201: _ref("ConnectorInfo"), 400: None, 409: None}),
-    ("/connectors/{connector}", "get", "Connector info", [_CONNECTOR], None,
-     {200: _ref("ConnectorInfo"), 404: None}),
+     _ref("CreateConnectorRequest"), {201: _ref("ConnectorInfo"), 400: None, **_WRITE}),
+    ("/connectors/{connector}", "get", "Connector info (secrets shown as [hidden])",
+     [_CONNECTOR], None, {200: _ref("ConnectorInfo"), 404: None}),
     ("/connectors/{connector}", "delete", "Delete a connector", [_CONNECTOR], None,
-     {204: None, 404: None}),
-    ("/connectors/{connector}/config", "get", "Raw connector config", [_CONNECTOR], None,
-     {200: _STR_MAP, 404: None}),
-    ("/connectors/{connector}/config", "put", "Create (201) or update (200) a connector",
+     {204: None, 404: None, **_WRITE}),
+    ("/connectors/{connector}/config", "get",
+     "Connector config as given (secrets shown as [hidden], ${...} references as written)",
+     [_CONNECTOR], None, {200: _STR_MAP, 404: None}),
+    ("/connectors/{connector}/config", "put",
+     "Create (201) or update (200) a connector; a secret sent as [hidden] keeps its value",
      [_CONNECTOR], _STR_MAP, {200: _ref("ConnectorInfo"), 201: _ref("ConnectorInfo"),
-                              400: None}),
+                              400: None, **_WRITE}),
     ("/connectors/{connector}/config", "patch", "Patch a config (null deletes a key)",
-     [_CONNECTOR], _NULLABLE_STR_MAP, {200: _ref("ConnectorInfo"), 400: None, 404: None}),
+     [_CONNECTOR], _NULLABLE_STR_MAP, {200: _ref("ConnectorInfo"), 400: None, 404: None,
+                                       **_WRITE}),
     ("/connectors/{connector}/status", "get", "Connector and task states", [_CONNECTOR],
      None, {200: _ref("ConnectorStateInfo"), 404: None}),
     ("/connectors/{connector}/restart", "post", "Restart (KIP-745)",
      [_CONNECTOR, _query_bool("includeTasks", False), _query_bool("onlyFailed", False)],
-     None, {202: _ref("ConnectorStateInfo"), 204: None, 404: None}),
+     None, {202: _ref("ConnectorStateInfo"), 204: None, 400: None, 404: None, **_WRITE}),
     ("/connectors/{connector}/pause", "put", "Pause", [_CONNECTOR], None,
-     {202: None, 404: None}),
+     {202: None, 404: None, **_WRITE}),
     ("/connectors/{connector}/resume", "put", "Resume", [_CONNECTOR], None,
-     {202: None, 404: None}),
+     {202: None, 404: None, **_WRITE}),
     ("/connectors/{connector}/stop", "put", "Stop (KIP-875)", [_CONNECTOR], None,
-     {204: None, 404: None}),
+     {204: None, 404: None, **_WRITE}),
     ("/connectors/{connector}/topics", "get", "Active topics (KIP-558)", [_CONNECTOR],
      None, {200: _ref("ActiveTopics"), 403: None, 404: None}),
     ("/connectors/{connector}/topics/reset", "put", "Reset active topics", [_CONNECTOR],
-     None, {202: None, 403: None, 404: None}),
-    ("/connectors/{connector}/tasks", "get", "Task configs", [_CONNECTOR], None,
-     {200: {"type": "array", "items": _ref("TaskInfo")}, 404: None}),
+     None, {202: None, 403: None, 404: None, **_WRITE}),
+    ("/connectors/{connector}/tasks", "get", "Task configs (secrets shown as [hidden])",
+     [_CONNECTOR], None, {200: {"type": "array", "items": _ref("TaskInfo")}, 404: None}),
     ("/connectors/{connector}/tasks/{task}/status", "get", "One task's state",
      [_CONNECTOR, _TASK], None, {200: _ref("TaskState"), 404: None}),
     ("/connectors/{connector}/tasks/{task}/restart", "post", "Restart one task",
-     [_CONNECTOR, _TASK], None, {204: None, 404: None}),
+     [_CONNECTOR, _TASK], None, {204: None, 404: None, **_WRITE}),
     ("/connectors/{connector}/offsets", "get", "Offsets (KIP-875)", [_CONNECTOR], None,
      {200: _ref("ConnectorOffsets"), 404: None}),
     ("/connectors/{connector}/offsets", "patch", "Alter offsets of a STOPPED connector",
-     [_CONNECTOR], _ref("ConnectorOffsets"), {200: _ref("Message"), 400: None}),
+     [_CONNECTOR], _ref("ConnectorOffsets"),
+     {200: _ref("Message"), 400: None, 404: None, **_WRITE}),
     ("/connectors/{connector}/offsets", "delete", "Reset offsets of a STOPPED connector",
-     [_CONNECTOR], None, {200: _ref("Message"), 400: None}),
-    ("/connector-plugins", "get", "Installed plugins",
+     [_CONNECTOR], None, {200: _ref("Message"), 400: None, 404: None, **_WRITE}),
+    ("/connector-plugins", "get", "Installed plugins, by the names configs use",
      [_query_bool("connectorsOnly", True)], None,
-     {200: {"type": "array", "items": _ref("PluginInfo")}}),
+     {200: {"type": "array", "items": _ref("PluginInfo")}, 400: None}),
     ("/connector-plugins/{plugin}/config", "get", "A plugin's config keys", [_PLUGIN], None,
      {200: {"type": "array", "items": _ref("ConfigKeyInfo")}, 404: None}),
     ("/connector-plugins/{plugin}/config/validate", "put",
-     "Validate a config (200 even with errors)", [_PLUGIN], _STR_MAP,
-     {200: _ref("ConfigInfos"), 400: None}),
+     "Validate a config (200 even with errors; secrets shown as [hidden])", [_PLUGIN],
+     _STR_MAP, {200: _ref("ConfigInfos"), 400: None}),
     ("/admin/loggers", "get", "Loggers with an explicit level", [], None,
      {200: {"type": "object", "additionalProperties": _ref("LoggerLevel")}}),
     ("/admin/loggers/{logger}", "get", "One logger's level", [_LOGGER], None,
-     {200: _ref("LoggerLevel"), 404: None}),
+     {200: _ref("LoggerLevel"), 400: None, 404: None}),
     ("/admin/loggers/{logger}", "put", "Set a namespace's level", [_LOGGER, _SCOPE],
      {"type": "object", "required": ["level"], "properties": {"level": {"type": "string"}}},
      {200: {"type": "array", "items": {"type": "string"}}, 204: None, 400: None, 404: None}),
@@ -184,19 +195,15 @@ def openapi_document() -> dict[str, Any]:
         if body is not None:
             operation["requestBody"] = {"required": True, "content": {
                 "application/json": {"schema": body}}}
+            # Any body: malformed or too deeply nested JSON is a 400, a huge one a 413.
+            operation["responses"].setdefault("400", _response(400, None))
+            operation["responses"].setdefault("413", _response(413, None))
         paths.setdefault(path, {})[method] = operation
     return {"openapi": "3.0.3",
-            "info": {"title": "Ferry Connect REST API", "version": _ferry_version(),
+            "info": {"title": "Ferry Connect REST API", "version": package_version(),
                      "description": "Kafka Connect's REST API. Every error is "
                                     '{"error_code": <HTTP status>, "message": "..."}.'},
             "paths": paths, "components": {"schemas": SCHEMAS}}
-
-
-def _ferry_version() -> str:
-    try:
-        return version("ferryman")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 @bp.get("/openapi.json")

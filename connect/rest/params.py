@@ -17,6 +17,7 @@ from connect.runtime.herder import Herder
 
 __all__ = [
     "HERDER_KEY",
+    "MAX_BODY_BYTES",
     "REST_CONFIG_KEY",
     "config_map",
     "current_herder",
@@ -24,6 +25,10 @@ __all__ = [
     "query_bool",
     "rest_config",
 ]
+
+#: Bodies larger than this are answered 413 before they are read (a connector config is a
+#: few kilobytes; offsets for many partitions stay far below it).
+MAX_BODY_BYTES = 16 * 1024 * 1024
 
 HERDER_KEY = "ferry.connect.herder"
 REST_CONFIG_KEY = "ferry.connect.rest_config"
@@ -50,6 +55,8 @@ def json_body() -> Any:
         return json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise RestError(400, f"Malformed JSON in request body: {exc}") from None
+    except RecursionError:  # [[[[...: deeper than the parser's stack, never a config
+        raise RestError(400, "Malformed JSON in request body: nested too deeply") from None
 
 
 def query_bool(name: str, default: bool) -> bool:

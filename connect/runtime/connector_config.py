@@ -3,6 +3,7 @@ transforms, errors.*, topic.creation.*), parsed config, and Kafka's ConfigInfos 
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ def _base_def(sink: bool) -> ConfigDef:
     d = (
         ConfigDef()
         .define("name", ConfigType.STRING, importance=Importance.HIGH, group="Common",
+                validator=_connector_name,
                 documentation="Globally unique name of the connector.")
         .define("connector.class", ConfigType.STRING, importance=Importance.HIGH,
                 group="Common", documentation="The connector: entry-point name, class name, "
@@ -115,6 +117,32 @@ def connector_config_def(props: Mapping[str, Any], own: ConfigDef | None,
             if key.name not in d.config_keys:
                 d.define_key(key)
     return d
+
+
+class _ConnectorName:
+    """Kafka's ``NonEmptyStringWithoutControlChars``: a name shows up in logs, URLs and
+    topic records, so a line break in it could forge a log line."""
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        from connect.api.errors import ConfigError
+        if value is None:
+            return
+        if not str(value).strip():
+            raise ConfigError(name, "String may not be empty", value=value)
+        bad = sorted({c for c in str(value) if unicodedata.category(c) == "Cc"})
+        if bad:
+            raise ConfigError(name, "String may not contain control characters, but had "
+                              + ", ".join(repr(c) for c in bad), value=_escaped(value))
+
+    def __str__(self) -> str:
+        return "non-empty string without ISO control characters"
+
+
+def _escaped(value: Any) -> str:
+    return str(value).encode("unicode_escape").decode("ascii")
+
+
+_connector_name = _ConnectorName()
 
 
 class _RF:

@@ -9,6 +9,7 @@ from typing import Any
 from connect.api.errors import ConfigError
 from connect.runtime.connector_config import config_infos, connector_config_def
 from connect.runtime.plugins import Plugins, connector_type
+from connect.runtime.secrets import MASK, mask_config, scrub, secret_keys
 
 __all__ = ["connector_type_of", "plugin_config", "validate_connector_config"]
 
@@ -51,7 +52,25 @@ def validate_connector_config(plugins: Plugins, config: Mapping[str, str]) -> di
         for v in values:
             if v.name == "topics":
                 v.add_error_message("Must configure one of topics or topics.regex")
-    return config_infos(cls.__name__ if cls else cls_name, definition, values, props)
+    infos = config_infos(cls.__name__ if cls else cls_name, definition, values, props)
+    return _masked_infos(infos, plugins, props)
+
+
+def _masked_infos(infos: dict[str, Any], plugins: Plugins,
+                  props: Mapping[str, str]) -> dict[str, Any]:
+    """Hide every secret's value (Kafka hides only ``PASSWORD``-typed ones), and the
+    secret itself wherever an error message repeats it."""
+    secrets = secret_keys(plugins, props)
+    shown = mask_config(props, secrets)
+    leaked = sorted({props[k] for k in secrets if props.get(k) and shown[k] == MASK},
+                    key=len, reverse=True)
+    for entry in infos["configs"]:
+        value = entry["value"]
+        if value.get("name") in secrets and value.get("value") is not None:
+            value["value"] = mask_config({"k": value["value"]}, {"k"})["k"]
+        if leaked and value.get("errors"):
+            value["errors"] = [scrub(e, leaked) for e in value["errors"]]
+    return infos
 
 
 def plugin_config(plugins: Plugins, plugin: str) -> list[dict[str, Any]]:

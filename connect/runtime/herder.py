@@ -149,9 +149,9 @@ class PluginInfo:
 class ServerInfo:
     """``GET /``."""
 
-    version: str
+    version: str  # the ferryman package's
     commit: str
-    kafka_cluster_id: str
+    kafka_cluster_id: str | None  # the log's cluster id; None when it has none
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import logging
-from collections.abc import Callable
+import re
 from typing import Any
 
 from connect.api.config_provider import ConfigProvider
@@ -26,9 +26,15 @@ from connect.api.connector import Connector
 from connect.api.errors import ConfigError, NotFoundError
 from connect.api.sink import SinkConnector
 from connect.api.source import SourceConnector
-from connect.converters.aliases import BUILTIN_CONVERTERS
+from connect.api.storage import Converter, HeaderConverter
+from connect.converters.aliases import BUILTIN_CONVERTERS, KAFKA_CLASS_NAMES
 from connect.runtime.herder import PluginInfo
-from connect.transforms.aliases import PREDICATES, TRANSFORMATIONS
+from connect.transforms.aliases import (
+    KAFKA_PREDICATES_PACKAGE,
+    KAFKA_TRANSFORMS_PACKAGE,
+    PREDICATES,
+    TRANSFORMATIONS,
+)
 
 __all__ = ["Plugins", "connector_type"]
 
@@ -58,11 +64,16 @@ def connector_type(cls: type) -> str:
     return "unknown"
 
 
+#: ``package.module`` and ``Class.Nested``: what may reach ``importlib`` (no relative or
+#: empty names, no spaces or control characters).
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
 def _import(target: str) -> Any:
     module, sep, attr = target.partition(":")
     if not sep:
         module, _, attr = target.rpartition(".")
-    if not module or not attr:
+    if not _DOTTED.fullmatch(module) or not _DOTTED.fullmatch(attr):
         raise ImportError(f"{target!r} is not a module:Class path")
     obj: Any = importlib.import_module(module)
     for part in attr.split("."):
@@ -154,33 +165,65 @@ class Plugins:
     # ------------------------------------------------------------------ REST listing
     def plugin_infos(self, connectors_only: bool = True) -> list[PluginInfo]:
         """``GET /connector-plugins``: connectors, and with ``connectors_only=False`` also
-        transformations, predicates, converters and header converters."""
-        unique = {id(c): c for c in self._connector_classes().values()}.values()
-        infos = [PluginInfo(_qualname(cls), connector_type(cls), _version(cls))
-                 for cls in unique]
-        if not connectors_only:
-            for cls in TRANSFORMATIONS.values():
-                infos.append(PluginInfo(_qualname(cls), "transformation", None))
-            for cls in PREDICATES.values():
-                infos.append(PluginInfo(_qualname(cls), "predicate", None))
-            for target in BUILTIN_CONVERTERS.values():
-                cls = _import(target)
-                infos.append(PluginInfo(_qualname(cls), "converter", None))
-                infos.append(PluginInfo(_qualname(cls), "header_converter", None))
-        return sorted(infos, key=lambda i: (i.type, i.class_name))
+        transformations, predicates, converters and header converters. ``class`` is the
+        name a config uses (``connector.class``, ``transforms.X.type``, ...): a connector's
+        entry-point name, a built-in SMT's Kafka simple name (``InsertField$Value``), a
+        converter's entry-point name."""
+        return sorted((info for info, _ in self._catalog(connectors_only)),
+                      key=lambda i: (i.type, i.class_name))
+
+    def _catalog(self, connectors_only: bool) -> list[tuple[PluginInfo, type]]:
+        out: list[tuple[PluginInfo, type]] = []
+        seen: set[int] = set()
+        for name, cls in sorted(self._connector_classes().items()):
+            if id(cls) not in seen:  # one class under several entry points: listed once
+                seen.add(id(cls))
+                out.append((PluginInfo(name, connector_type(cls), _version(cls)), cls))
+        if connectors_only:
+            return out
+        for name, cls in TRANSFORMATIONS.items():
+            out.append((PluginInfo(name, "transformation", None), cls))
+        for name, cls in PREDICATES.items():
+            out.append((PluginInfo(name, "predicate", None), cls))
+        for name, target in BUILTIN_CONVERTERS.items():
+            cls = _import(target)
+            kinds = ["header_converter"] if name == "SimpleHeaderConverter" else []
+            if issubclass(cls, Converter):
+                kinds.insert(0, "converter")
+            if issubclass(cls, HeaderConverter) and "header_converter" not in kinds:
+                kinds.append("header_converter")
+            out += [(PluginInfo(name, kind, None), cls) for kind in kinds]
+        return out
 
     def plugin_class(self, plugin: str) -> type:
-        """Any plugin by the names configs use (for ``plugin_config``)."""
-        lookups: list[Callable[[str], type]] = [self.connector_class]
-        from connect.converters.aliases import resolve_converter
-        from connect.transforms.aliases import resolve_predicate, resolve_transform
-        lookups += [resolve_transform, resolve_predicate, resolve_converter]
-        for lookup in lookups:
-            try:
-                return lookup(plugin)
-            except ConfigError:
-                continue
+        """A listed plugin by any name configs accept for it (``GET
+        /connector-plugins/{plugin}/config``). Only installed plugins are looked up: a
+        request never makes the worker import a module; anything else is ``NotFoundError``."""
+        text = plugin.strip()
+        for info, cls in self._catalog(connectors_only=False):
+            if text in _aliases(info, cls):
+                return cls
         raise NotFoundError(f"Unknown plugin {plugin}.")
+
+
+def _aliases(info: PluginInfo, cls: type) -> set[str]:
+    """The names a config may give for a listed plugin (as the resolvers accept them)."""
+    names = {info.class_name, cls.__name__, _strip(info.class_name), _strip(cls.__name__),
+             _qualname(cls), f"{cls.__module__}:{cls.__qualname__}"}
+    if info.type == "transformation":
+        names |= {KAFKA_TRANSFORMS_PACKAGE + info.class_name,
+                  info.class_name.replace("$", ".")}
+    elif info.type == "predicate":
+        names.add(KAFKA_PREDICATES_PACKAGE + info.class_name)
+    elif info.type in ("converter", "header_converter"):
+        names |= {k for k, v in KAFKA_CLASS_NAMES.items() if v == info.class_name}
+    elif info.type in ("source", "sink"):
+        names |= {f"{package}.{cls.__name__}" for package in _KAFKA_CONNECTOR_PACKAGES}
+    return names
+
+
+#: Packages of Kafka's own connectors, whose class names configs copied from Java use.
+_KAFKA_CONNECTOR_PACKAGES = ("org.apache.kafka.connect.file",)
 
 
 def _qualname(cls: type) -> str:

@@ -36,6 +36,14 @@ from connect.runtime.herder import (
     TaskState,
 )
 from connect.runtime.offset_admin import connector_offsets, modify_offsets
+from connect.runtime.secrets import (
+    mask_config,
+    mask_task_config,
+    restore_masked,
+    scrub,
+    secret_keys,
+)
+from connect.runtime.server_info import log_cluster_id, package_version
 from connect.runtime.worker import Worker
 
 __all__ = ["StandaloneHerder"]
@@ -52,10 +60,10 @@ class _Connector:
 
 
 class StandaloneHerder(Herder):
-    def __init__(self, worker: Worker, worker_id: str, *, version: str = "ferry") -> None:
+    def __init__(self, worker: Worker, worker_id: str, *, version: str | None = None) -> None:
         self.worker = worker
         self.worker_id = worker_id
-        self._version = version
+        self._version = version or package_version()
         self._lock = threading.RLock()
         self._connectors: dict[str, _Connector] = {}
         # Task threads report status under _status_lock only: they must never wait for
@@ -87,7 +95,7 @@ class StandaloneHerder(Herder):
             self.worker.stop()
 
     def server_info(self) -> ServerInfo:
-        return ServerInfo(self._version, "", self.worker.backend.url)
+        return ServerInfo(self._version, "", log_cluster_id(self.worker.backend))
 
     def health(self) -> tuple[str, str]:
         if not self._started:
@@ -142,7 +150,7 @@ class StandaloneHerder(Herder):
                                         self._connector_error)
             c.task_configs = self._new_task_configs(name, c)
         except Exception as exc:  # the connector's own failure: FAILED with its trace
-            c.state = ConnectorState("FAILED", self.worker_id, _trace(exc))
+            c.state = ConnectorState("FAILED", self.worker_id, self._trace(exc, c.config))
             return
         c.state = ConnectorState("PAUSED" if c.target is TargetState.PAUSED else "RUNNING",
                                  self.worker_id)
@@ -209,7 +217,8 @@ class StandaloneHerder(Herder):
         with self._lock:
             c = self._connectors.get(name)
             if c is not None:
-                c.state = ConnectorState("FAILED", self.worker_id, _trace(error))
+                c.state = ConnectorState("FAILED", self.worker_id,
+                                         self._trace(error, c.config))
                 self.worker.stop_connector(name)
 
     # ------------------------------------------------------------------ connectors
@@ -220,21 +229,32 @@ class StandaloneHerder(Herder):
     def connector_info(self, name: str) -> ConnectorInfo:
         with self._lock:
             c = self._get(name)
-            return ConnectorInfo(name, dict(c.config),
+            return ConnectorInfo(name, self._masked(c.config),
                                  [ConnectorTaskId(name, i) for i in range(len(c.task_configs))],
                                  self._type(c.config))
+
+    def _trace(self, exc: BaseException, config: Mapping[str, str]) -> str:
+        """A connector's failure trace without its config's secrets."""
+        return scrub(_trace(exc), self.worker.secret_values(config))
+
+    def _masked(self, config: Mapping[str, str]) -> dict[str, str]:
+        return mask_config(config, secret_keys(self.worker.plugins, config))
 
     def _type(self, config: Mapping[str, str]) -> str:
         return connector_type_of(self.worker.plugins, config)
 
     def connector_config(self, name: str) -> dict[str, str]:
         with self._lock:
-            return dict(self._get(name).config)
+            return self._masked(self._get(name).config)
 
     def put_connector_config(self, name: str, config: Mapping[str, str], *,
                              allow_replace: bool, initial_state: TargetState | None = None
                              ) -> tuple[bool, ConnectorInfo]:
         config = {**{k: str(v) for k, v in config.items()}, "name": name}
+        with self._lock:
+            stored = self._connectors.get(name)
+            config = restore_masked(self.worker.plugins, config,
+                                    stored.config if stored else None)
         infos = self.validate_connector_config(config)
         if infos["error_count"]:
             raise BadRequestError(
@@ -293,7 +313,8 @@ class StandaloneHerder(Herder):
     def task_configs(self, name: str) -> list[TaskInfo]:
         with self._lock:
             c = self._get(name)
-            return [TaskInfo(ConnectorTaskId(name, i), dict(tc))
+            secrets = secret_keys(self.worker.plugins, c.config)
+            return [TaskInfo(ConnectorTaskId(name, i), mask_task_config(tc, c.config, secrets))
                     for i, tc in enumerate(c.task_configs)]
 
     def pause_connector(self, name: str) -> None:
@@ -368,7 +389,7 @@ class StandaloneHerder(Herder):
                                         self._connector_error)
             new = self._new_task_configs(name, c)
         except Exception as exc:  # the connector fails; its tasks keep running, as in Kafka
-            c.state = ConnectorState("FAILED", self.worker_id, _trace(exc))
+            c.state = ConnectorState("FAILED", self.worker_id, self._trace(exc, c.config))
             return False
         c.state = ConnectorState("PAUSED" if c.target is TargetState.PAUSED else "RUNNING",
                                  self.worker_id)

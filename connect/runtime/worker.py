@@ -27,6 +27,7 @@ from connect.runtime.herder import ConnectorTaskId
 from connect.runtime.offset_store import OffsetStore
 from connect.runtime.plugins import Plugins
 from connect.runtime.retry_with_tolerance import LogReporter
+from connect.runtime.secrets import scrub, secret_values
 from connect.runtime.topic_creation import TopicCreation
 from connect.runtime.worker_config import WorkerConfig
 from connect.runtime.worker_sink_task import WorkerSinkTask
@@ -100,6 +101,15 @@ class Worker:
         wc = self.connectors[name]
         return [dict(c) for c in wc.connector.task_configs(max_tasks)]
 
+    def secret_values(self, config: Mapping[str, str]) -> tuple[str, ...]:
+        """The secret values of ``config`` as plugins see them (config providers
+        resolved), to hide from failure traces."""
+        try:
+            resolved = self.transformer.transform(config)
+        except Exception:  # an unresolvable reference: the literal secrets still count
+            resolved = dict(config)
+        return secret_values(self.plugins, resolved)
+
     # ------------------------------------------------------------------ tasks
     def start_task(self, task_id: ConnectorTaskId, connector_config: Mapping[str, str],
                    task_config: Mapping[str, str], status: StatusListener, *,
@@ -113,8 +123,9 @@ class Worker:
                                     self.transformer.transform(task_config), status,
                                     on_topic or (lambda topic: None))
         except Exception as exc:  # a bad converter or transform config fails the task
-            status(task_id, "FAILED",
-                   "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+            status(task_id, "FAILED", scrub(
+                "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+                self.secret_values({**connector_config, **task_config})))
             return
         self.tasks[task_id] = task
         if paused:
@@ -146,7 +157,8 @@ class Worker:
         # sinks); the runtime reads converters, errors.* and overrides from the same map.
         props = {**conn, **task_props}
         setup = TaskSetup(task_id, props, errors, status, self.config.offset_flush_interval_ms,
-                          self.backend, task_class, build_pipeline, reporters, on_topic)
+                          self.backend, task_class, build_pipeline, reporters, on_topic,
+                          secret_values(self.plugins, props))
         if issubclass(cls, SourceConnector):
             return WorkerSourceTask(setup, self.offsets, TopicCreation(
                 self.backend, self.config.topic_creation_enable, conn, on_topic))

@@ -337,8 +337,9 @@ class WorkerSinkTask(WorkerTask):
         current = {tp: OffsetAndMetadata(o) for tp, o in self._current.items()}
         try:
             safe = task.pre_commit(current)
-        except Exception:  # per the API: a failing pre_commit skips this commit
-            log.warning("pre_commit of task %s failed; not committing", self.id, exc_info=True)
+        except Exception as exc:  # per the API: a failing pre_commit skips this commit
+            self.log_exception(logging.WARNING,
+                               f"pre_commit of task {self.id} failed; not committing", exc)
             return
         if not safe:
             return

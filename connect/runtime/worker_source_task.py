@@ -61,8 +61,9 @@ class WorkerSourceTask(WorkerTask):
         if task is not None:
             try:
                 task.stop()  # the contract: from another thread, while poll() may block
-            except Exception:  # stop failures are logged, the shutdown continues
-                log.warning("stopping source task %s failed", self.id, exc_info=True)
+            except Exception as exc:  # stop failures are logged, the shutdown continues
+                self.log_exception(logging.WARNING, f"stopping source task {self.id} failed",
+                                   exc)
 
     def execute(self) -> None:
         s = self.setup
@@ -103,8 +104,9 @@ class WorkerSourceTask(WorkerTask):
                 stopped_by_us = True
                 try:
                     task.stop()
-                except Exception:  # already failing; keep the first error
-                    log.warning("stopping failed task %s failed", self.id, exc_info=True)
+                except Exception as exc:  # already failing; keep the first error
+                    self.log_exception(logging.WARNING,
+                                       f"stopping failed task {self.id} failed", exc)
             log.debug("task %s attempt ended (stopped by runtime: %s)", self.id,
                       not stopped_by_us)
             for plugin in (key_conv, value_conv, header_conv, chain):

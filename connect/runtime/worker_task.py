@@ -6,6 +6,11 @@ with ``errors.task.restart.enable`` (default true) the same thread waits
 ``errors.task.restart.backoff.initial.ms`` (doubling to ``...backoff.max.ms``), builds a new
 task instance and starts again; the status stays FAILED until the new instance is RUNNING.
 The backoff resets once an attempt has run for longer than the current backoff.
+
+Logging: a failure's trace is logged once; each retry that fails the same way (same
+exception type raised through the same code path, within a minute of its start) logs one
+WARNING line with the error and the next delay, so a task failing every second for hours
+does not fill the log with identical traces. A different failure logs its trace.
 """
 
 from __future__ import annotations
@@ -21,11 +26,16 @@ from typing import Any
 
 from connect.runtime.connector_config import ErrorConfig
 from connect.runtime.herder import ConnectorTaskId
+from connect.runtime.secrets import scrub
 from core.backends import LogBackend
 
 __all__ = ["StatusListener", "TaskSetup", "WorkerTask"]
 
 log = logging.getLogger(__name__)
+
+#: A failure at the same place as the previous one, after an attempt shorter than this
+#: (or than the backoff), is the same failure again: one log line, not another trace.
+_SAME_FAILURE_S = 60.0
 
 #: ``(id, state, trace)``: the herder records task status changes through this.
 StatusListener = Callable[[ConnectorTaskId, str, str | None], None]
@@ -48,6 +58,8 @@ class TaskSetup:
     build_reporters: Callable[[], list[Any]]
     #: Told the topics the task uses (KIP-558 active topics); may be called repeatedly.
     on_topic: Callable[[str], None] = lambda topic: None
+    #: Secret values of ``props``, hidden from failure traces (status and log).
+    secrets: tuple[str, ...] = ()
 
 
 class WorkerTask(ABC):
@@ -116,8 +128,14 @@ class WorkerTask(ABC):
     def _run(self) -> None:
         cfg = self.setup.errors
         backoff = cfg.restart_backoff_initial_ms / 1000
+        #: Where the last attempt failed; a retry failing the same way logs one line, not
+        #: its whole trace again (a task failing every second would flood the log).
+        last_failure: tuple[Any, ...] | None = None
+        attempt = 0
         while not self._stopping.is_set():
             began = time.monotonic()
+            attempt += 1
+            repeated, summary = False, ""
             try:
                 self.execute()
                 if not self._stopping.is_set():
@@ -125,18 +143,43 @@ class WorkerTask(ABC):
                 self.setup.status(self.id, "UNASSIGNED", None)
                 return
             except Exception as exc:  # top of the task thread: any failure fails the task
-                trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-                log.error("task %s failed: %s", self.id, exc, exc_info=exc)
+                raw = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+                trace = scrub(raw, self.setup.secrets)
+                failure = _failure_site(exc)
+                ran = time.monotonic() - began
+                repeated = failure == last_failure and ran < max(backoff, _SAME_FAILURE_S)
+                if not repeated and trace == raw:
+                    log.error("task %s failed: %s", self.id, exc, exc_info=exc)
+                elif not repeated:  # the trace quotes a secret: log the scrubbed text
+                    log.error("task %s failed: %s\n%s", self.id,
+                              scrub(str(exc), self.setup.secrets), trace.rstrip())
+                last_failure = failure
+                summary = scrub(_one_line(exc), self.setup.secrets)
                 self.failed = True
                 self.setup.status(self.id, "FAILED", trace)
             if not cfg.restart_enable or self._stopping.is_set():
                 return
             if time.monotonic() - began > backoff:
                 backoff = cfg.restart_backoff_initial_ms / 1000
-            log.info("restarting task %s in %.3fs", self.id, backoff)
+                attempt = 1
+            if repeated:
+                log.warning("task %s failed again the same way (%s); restart %d in %.3fs",
+                            self.id, summary, attempt, backoff)
+            else:
+                log.info("restarting task %s in %.3fs", self.id, backoff)
             if self._stopping.wait(backoff):
                 return
             backoff = min(backoff * 2, cfg.restart_backoff_max_ms / 1000)
+
+    def log_exception(self, level: int, message: str, exc: BaseException) -> None:
+        """Log ``message`` (which names this task) with ``exc``'s trace, the task's secrets
+        hidden: a plugin's error (or one chained to it) may quote a password."""
+        raw = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        trace = scrub(raw, self.setup.secrets)
+        if trace == raw:
+            log.log(level, message, exc_info=exc)
+        else:
+            log.log(level, "%s\n%s", message, trace.rstrip())
 
     def report_running(self) -> None:
         self.failed = False
@@ -150,3 +193,15 @@ class WorkerTask(ABC):
     @abstractmethod
     def on_stop_requested(self) -> None:
         """Hook called on the stopping thread (source tasks call ``task.stop()`` here)."""
+
+
+def _failure_site(exc: BaseException) -> tuple[Any, ...]:
+    """The exception's type and the code path it took: equal for the same failure even
+    when its message carries changing details (a timestamp, an attempt number)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return (type(exc).__qualname__, tuple((f.filename, f.lineno) for f in frames))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__

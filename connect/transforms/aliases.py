@@ -203,7 +203,7 @@ def _import(text: str, kind: _Kind) -> Any:
             found = importlib.import_module(module_name)
             for part in attribute.split("."):
                 found = getattr(found, part)
-        except (ImportError, AttributeError):
+        except (ImportError, AttributeError, TypeError, ValueError):  # "..x": relative/empty
             found = None
     if found is None:
         raise ConfigError(

@@ -61,6 +61,11 @@ def _check_existing(path: str) -> None:
         raise be.BackendError(f"{path} is not a Ferry data directory (it holds no log)")
 
 
+#: The file a broker records its data directory's cluster id in (core/broker/meta.py; the
+#: backends may not import the broker).
+_META_FILE = "meta.properties"
+
+
 class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
     """The log in-process, on a data directory that this process locks.
 
@@ -85,6 +90,22 @@ class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
         if str((config or {}).get(MUST_EXIST, "")).strip().lower() == "true":
             _check_existing(path)
         return cls(path, config)
+
+    @property
+    def cluster_id(self) -> str | None:
+        """The cluster id a broker formatted this data directory with (the ``cluster.id``
+        line of its ``meta.properties``, written by ``core.broker.meta``), as
+        ``KafkaBackend.cluster_id`` reports the cluster's; None for a directory no broker
+        has served."""
+        try:
+            text = (self._manager.data_dir / _META_FILE).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        for line in text.splitlines():
+            key, sep, value = line.partition("=")
+            if sep and key.strip() == "cluster.id" and value.strip():
+                return value.strip()
+        return None
 
     def _check_open(self) -> EmbeddedRuntime:
         runtime = self._runtime

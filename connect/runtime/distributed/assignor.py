@@ -239,14 +239,14 @@ def assign(members: Mapping[str, MemberState], task_counts: Mapping[str, int],
     elif max_delay_ms <= 0:
         reassign, lost_deadline = lost, 0
     elif lost_deadline == 0 and state.members <= set(names):
-        log.info("work %s is on no worker although no worker left; assigning it again", lost)
+        log.debug("work %s is on no worker although no worker left; assigning it again", lost)
         reassign = lost
     elif lost_deadline == 0:
         lost_deadline = now_ms + max_delay_ms
         held = lost
-        log.info("workers left the group; holding %s until %d ms from now", lost, max_delay_ms)
+        log.debug("workers left the group; holding %s until %d ms from now", lost, max_delay_ms)
     elif now_ms >= lost_deadline:
-        log.info("scheduled rebalance delay expired; reassigning %s", lost)
+        log.debug("scheduled rebalance delay expired; reassigning %s", lost)
         reassign, lost_deadline = lost, 0
     else:
         held = lost
@@ -263,7 +263,7 @@ def assign(members: Mapping[str, MemberState], task_counts: Mapping[str, int],
             successive += 1
             backoff = revocation_backoff_ms(successive, max_delay_ms)
             if backoff:
-                log.info("consecutive revoking rebalances: revoking again in %d ms", backoff)
+                log.debug("consecutive revoking rebalances: revoking again in %d ms", backoff)
                 backoff_until = now_ms + backoff
                 surplus = {}
                 revoked_in_previous = False
@@ -316,7 +316,7 @@ def _resolve_duplicates(names: list[str], loads: dict[str, set], remembered: Map
             if m != keeper:
                 loads[m].discard(item)
                 revoked[m].add(item)
-        log.info("%s ran on %s; keeping it on %s only", item, ", ".join(who), keeper)
+        log.debug("%s ran on %s; keeping it on %s only", item, ", ".join(who), keeper)
 
 
 def _item_key(item: object) -> tuple[str, int]:

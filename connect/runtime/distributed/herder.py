@@ -98,6 +98,8 @@ from connect.runtime.herder import (
     TaskState,
 )
 from connect.runtime.offset_admin import connector_offsets, modify_offsets
+from connect.runtime.secrets import mask_config, mask_task_config, restore_masked, secret_keys
+from connect.runtime.server_info import log_cluster_id, package_version
 from connect.runtime.worker import Worker
 from connect.runtime.worker_config import DistributedConfig
 
@@ -153,13 +155,13 @@ class DistributedHerder(Herder):
     leaves the group, stops the stores and the worker)."""
 
     def __init__(self, worker: Worker, config: DistributedConfig, *, worker_id: str,
-                 url: str, version: str = "ferry",
+                 url: str, version: str | None = None,
                  wall_clock: Callable[[], float] = time.time) -> None:
         self.worker = worker
         self.config = config
         self.worker_id = worker_id
         self.url = url.rstrip("/")
-        self._version = version
+        self._version = version or package_version()
         self._wall_clock = wall_clock
         backend = worker.backend
         self.config_store = ConfigBackingStore(
@@ -248,8 +250,7 @@ class DistributedHerder(Herder):
         log.info("distributed herder %s stopped", self.worker_id)
 
     def server_info(self) -> ServerInfo:
-        cluster_id = getattr(self.worker.backend, "cluster_id", None)
-        return ServerInfo(self._version, "", str(cluster_id or self.config.group_id))
+        return ServerInfo(self._version, "", log_cluster_id(self.worker.backend))
 
     def health(self) -> tuple[str, str]:
         if not self._ready:
@@ -430,7 +431,7 @@ class DistributedHerder(Herder):
                 self._schedule_reconfigure(name)
         if (_work_shape(old) != _work_shape(snapshot) and snapshot.offset > offset
                 and self.member.assignment is not None):
-            log.info("the connectors or task counts changed; worker %s rejoins the group",
+            log.debug("the connectors or task counts changed; worker %s rejoins the group",
                      self.worker_id)
             self.member.request_rejoin()
 
@@ -525,7 +526,7 @@ class DistributedHerder(Herder):
             if status is None or status.worker_id in running or status.state not in (
                     State.RUNNING, State.PAUSED, State.RESTARTING):
                 continue
-            log.info("%s ran on %s, which left the group; marking it UNASSIGNED", item,
+            log.debug("%s ran on %s, which left the group; marking it UNASSIGNED", item,
                      status.worker_id)
             if isinstance(status, ConnectorStatus):
                 self.status_store.put_safe(ConnectorStatus(
@@ -543,7 +544,7 @@ class DistributedHerder(Herder):
 
     def on_revoked(self, revoked: ConnectorsAndTasks) -> None:
         self._stage = f"stopping revoked work {revoked}"
-        log.info("worker %s stops revoked work %s", self.worker_id, revoked)
+        log.debug("worker %s stops revoked work %s", self.worker_id, revoked)
         with self._lock:
             self._assigned = self._assigned - revoked
         self.work.stop(revoked)
@@ -647,19 +648,25 @@ class DistributedHerder(Herder):
     def connector_info(self, name: str) -> ConnectorInfo:
         snapshot = self._get(name)
         config = snapshot.connector_configs[name]
-        return ConnectorInfo(name, dict(config), snapshot.tasks(name), self._type(config))
+        return ConnectorInfo(name, self._masked(config), snapshot.tasks(name),
+                             self._type(config))
+
+    def _masked(self, config: Mapping[str, str]) -> dict[str, str]:
+        return mask_config(config, secret_keys(self.worker.plugins, config))
 
     def _type(self, config: Mapping[str, str]) -> str:
         return connector_type_of(self.worker.plugins, config)
 
     def connector_config(self, name: str) -> dict[str, str]:
-        return dict(self._get(name).connector_configs[name])
+        return self._masked(self._get(name).connector_configs[name])
 
     def put_connector_config(self, name: str, config: Mapping[str, str], *,
                              allow_replace: bool, initial_state: TargetState | None = None
                              ) -> tuple[bool, ConnectorInfo]:
         self._require_leader("Only the leader can update connector configs")
         config = {**{k: str(v) for k, v in config.items()}, "name": name}
+        config = restore_masked(self.worker.plugins, config,
+                                self._read_config_to_end().connector_configs.get(name))
         infos = self.validate_connector_config(config)
         if infos["error_count"]:
             raise BadRequestError(
@@ -726,7 +733,10 @@ class DistributedHerder(Herder):
 
     def task_configs(self, name: str) -> list[TaskInfo]:
         snapshot = self._get(name)
-        return [TaskInfo(tid, dict(snapshot.task_configs.get(tid, {})))
+        config = snapshot.connector_configs[name]
+        secrets = secret_keys(self.worker.plugins, config)
+        return [TaskInfo(tid, mask_task_config(snapshot.task_configs.get(tid, {}), config,
+                                               secrets))
                 for tid in snapshot.tasks(name)]
 
     def _set_target_state(self, name: str, state: TargetState) -> None:

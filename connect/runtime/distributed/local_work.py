@@ -48,6 +48,7 @@ from connect.runtime.distributed.status_store import (
 )
 from connect.runtime.herder import ConnectorTaskId, TargetState
 from connect.runtime.offset_store import OffsetStore
+from connect.runtime.secrets import scrub
 from connect.runtime.worker import Worker
 
 __all__ = ["LocalWork", "OwnedOffsetStore", "task_configs_changed"]
@@ -256,8 +257,9 @@ class LocalWork:
             self.worker.start_connector(name, config, self._on_reconfigure,
                                         self._on_connector_error)
         except Exception as exc:  # the connector's own failure: FAILED with its trace
-            log.error("connector %s failed to start: %s", name, exc)
-            self._connector_status(name, State.FAILED, _trace(exc))
+            secrets = self.worker.secret_values(config)
+            log.error("connector %s failed to start: %s", name, scrub(str(exc), secrets))
+            self._connector_status(name, State.FAILED, scrub(_trace(exc), secrets))
             return False
         entry.running = True
         self._connector_status(name, State.PAUSED if target is TargetState.PAUSED
@@ -276,7 +278,9 @@ class LocalWork:
             return
         entry.running = False
         self.worker.stop_connector(name)
-        self._connector_status(name, State.FAILED, _trace(error))
+        config = self.snapshot.connector_config(name) or {}
+        self._connector_status(name, State.FAILED,
+                               scrub(_trace(error), self.worker.secret_values(config)))
 
     def generate_task_configs(self, name: str) -> list[dict[str, str]] | None:
         """The running connector's task configs, with every key whose raw connector value

@@ -438,7 +438,7 @@ class WorkerGroupMember:
             if forget_member:
                 self._member_id, self._generation = "", -1
             if not self._rejoin_requested:
-                log.info("group %s is rebalancing; worker %s rejoins", self._config.group_id,
+                log.debug("group %s is rebalancing; worker %s rejoins", self._config.group_id,
                          self._url)
             self._rejoin_requested = True
             self._cond.notify_all()
@@ -461,10 +461,10 @@ class WorkerGroupMember:
                 completed = self._join_and_sync()
                 failures = 0
             except (be.RebalanceInProgressError, be.IllegalGenerationError) as exc:
-                log.info("rejoining group %s: %s", self._config.group_id, exc)
+                log.debug("rejoining group %s: %s", self._config.group_id, exc)
                 self.request_rejoin()
             except be.UnknownMemberIdError as exc:
-                log.info("rejoining group %s as a new member: %s", self._config.group_id, exc)
+                log.debug("rejoining group %s as a new member: %s", self._config.group_id, exc)
                 with self._cond:
                     self._member_id, self._generation = "", -1
                 self.request_rejoin()
@@ -560,7 +560,7 @@ class WorkerGroupMember:
         if snapshot.offset < max_offset:
             snapshot = self._listener.config_snapshot()
         if snapshot.offset < max_offset:
-            log.info("leader %s has read the config topic to %d but a member is at %d; "
+            log.debug("leader %s has read the config topic to %d but a member is at %d; "
                      "asking everyone to catch up and rejoin", self._url, snapshot.offset,
                      max_offset)
             failed = encode_assignment(ExtendedAssignment(
@@ -584,7 +584,7 @@ class WorkerGroupMember:
                 owners[item] = members[m].url
             for task in part.full.tasks:
                 owners[task] = members[m].url
-        log.info("leader %s assigned generation %d of group %s: %d workers, unassigned %s, "
+        log.debug("leader %s assigned generation %d of group %s: %d workers, unassigned %s, "
                  "delay %d ms", self._url, joined.generation_id, cfg.group_id, len(members),
                  result.unassigned, result.delay_ms)
         return out, _LeaderRound(result.state, owners)

@@ -68,7 +68,9 @@ def test_failing_task_restarts_with_growing_backoff_until_it_recovers(harness, c
     assert REC.starts("flaky") == 5
     assert "trace" not in _status(base, "flaky")["tasks"][0]
     delays = [float(m.group(1)) for r in caplog.records
-              if (m := re.fullmatch(r"restarting task flaky-0 in ([0-9.]+)s", r.getMessage()))]
+              if (m := re.fullmatch(r"(?:restarting task flaky-0|task flaky-0 failed again the "
+                                    r"same way \(.*\); restart \d+) in ([0-9.]+)s",
+                                    r.getMessage()))]
     assert len(delays) == 4, delays
     assert delays[0] == 0.2
     for before, after in itertools.pairwise(delays):
