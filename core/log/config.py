@@ -193,6 +193,10 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = {
         _K("message.timestamp.after.max.ms", "long", LONG_MAX,
            "Reject records whose timestamp is further than this in the future.", at_least(0),
            "message_timestamp_after_max_ms"),
+        _K("ferry.acks.all.fsync", "boolean", True,
+           "Ferry only: an acks=all produce is answered once an fsync covers its batch "
+           "(group commit), so no acknowledged record is lost in a power cut.", None,
+           "acks_all_fsync"),
     )
 }
 
@@ -221,6 +225,7 @@ BROKER_DEFAULT_NAMES: dict[str, str] = {
     "unclean.leader.election.enable": "unclean.leader.election.enable",
     "log.message.timestamp.before.max.ms": "message.timestamp.before.max.ms",
     "log.message.timestamp.after.max.ms": "message.timestamp.after.max.ms",
+    "ferry.acks.all.fsync": "ferry.acks.all.fsync",
 }
 
 
@@ -251,6 +256,7 @@ class TopicConfig:
     unclean_leader_election_enable: bool = False
     message_timestamp_before_max_ms: int = LONG_MAX
     message_timestamp_after_max_ms: int = LONG_MAX
+    acks_all_fsync: bool = True
 
     @property
     def compact(self) -> bool:

@@ -7,6 +7,8 @@ nothing it wrote either way; the policy only matters for a machine that loses po
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from core.log.config import TopicConfig
 from core.log.segment import LogSegment
 
@@ -22,6 +24,13 @@ class FlushState:
         self._dirty: set[LogSegment] = set()
         self._records = 0
         self._oldest_ms: int | None = None
+
+    def unknown(self, segments: Iterable[LogSegment]) -> None:
+        """A log just opened: what an earlier process wrote may still be only in the page
+        cache (a killed process loses nothing, a power cut would), so the first flush
+        fsyncs every segment and the directory."""
+        self._dirty.update(segments)
+        self.directory_dirty = True
 
     def note_append(self, segment: LogSegment, records: int, now_ms: int) -> None:
         self._dirty.add(segment)
