@@ -9,7 +9,10 @@ Appends to partitions that fsync run on threads (see ``core.broker.appender``).
 
 acks=0 is answered with nothing; if a partition failed, the connection is closed so that
 the client refreshes its metadata, as Kafka does. acks=-1 is acks=1 on one node (the ISR
-is this node), except that min.insync.replicas above 1 cannot be met: NOT_ENOUGH_REPLICAS.
+is this node), except that min.insync.replicas above 1 cannot be met: NOT_ENOUGH_REPLICAS,
+and that with ``ferry.acks.all.fsync`` (the default) it is answered once an fsync covers
+the batch. A failed write (disk full, I/O error) answers KAFKA_STORAGE_ERROR, retriable;
+the append was rolled back whole (core.log.dir_health).
 """
 
 from __future__ import annotations
@@ -81,11 +84,15 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
                                     f"{topic_data.name}")
                 plog = state.manager.log(topic_data.name, data.index)
                 header, batch = _check_batch(plog, data.records, acks)
-                if state.appender.fsyncs(plog):
-                    waiting.append((response, plog,
-                                    state.appender.append_in_thread(plog, header, batch)))
+                appended = (state.appender.append_in_thread(plog, header, batch)
+                            if state.appender.fsyncs(plog)
+                            else state.appender.append_now(plog, header, batch))
+                if state.appender.waits_for_fsync(plog, acks):
+                    appended = state.appender.synced(plog, appended)
+                if not isinstance(appended, AppendInfo):
+                    waiting.append((response, plog, appended))
                     continue
-                _succeeded(response, plog, state.appender.append_now(plog, header, batch))
+                _succeeded(response, plog, appended)
             except Exception as exc:
                 _failed(response, topic_data.name, data.index, exc, ctx, failures)
         topics.append(_TopicResponse(name=topic_data.name, partition_responses=partitions))
