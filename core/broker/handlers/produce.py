@@ -30,6 +30,7 @@ from core.log.errors import (
     CorruptRecordError,
     InvalidRecordError,
     LogClosedError,
+    LogDirOfflineError,
     RecordTooLargeError,
     StorageError,
     UnknownTopicError,
@@ -189,6 +190,9 @@ def _error_code(exc: Exception, topic: str, partition: int, ctx: RequestContext)
         return ErrorCode.INVALID_RECORD
     if isinstance(exc, LogClosedError):  # deleted meanwhile, or shutting down: retry elsewhere
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    if isinstance(exc, LogDirOfflineError):  # logged once, when the directory went offline
+        log.debug("append to %s-%d refused for %s: %s", topic, partition, ctx.client_host, exc)
+        return ErrorCode.KAFKA_STORAGE_ERROR
     if isinstance(exc, StorageError):
         log.error("append to %s-%d failed for %s: %s", topic, partition, ctx.client_host, exc)
         return ErrorCode.KAFKA_STORAGE_ERROR
