@@ -41,7 +41,7 @@ class GroupCommit:
             if running is None:
                 # Nothing in flight: this fsync covers every append made so far, including
                 # the caller's (appends finish before their waiter is created).
-                running = self._run_in_thread(plog.flush)
+                running = self._run_in_thread(plog.flush_records)
                 self.fsyncs += 1
                 self._running[plog] = running
                 running.add_done_callback(lambda f, p=plog: self._finished(p, f))

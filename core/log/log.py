@@ -304,15 +304,23 @@ class PartitionLog:
 
     # ------------------------------------------------------------------ durability
 
-    def flush(self) -> None:
-        """fsync every segment written since the last flush, up to the current log end."""
+    def flush(self, *, indexes: bool = True) -> None:
+        """fsync every segment written since the last flush, up to the current log end.
+
+        ``indexes=False`` makes the records durable but leaves the indexes to a later
+        flush (or close): they are derived data that recovery checks and rebuilds, and
+        skipping their fsyncs makes an acks=all group commit about a third cheaper.
+        """
         with self._flush_lock:
             with self._lock:
                 self._check_open()
                 end = self._segments.view.end_offset
-                dirty, directory_dirty = self._flush.take()
+                dirty, directory_dirty = self._flush.take(indexes=indexes)
             try:
-                self._sync(dirty, directory_dirty)
+                self._sync(dirty, directory_dirty, indexes=indexes)
+                if not indexes:
+                    with self._lock:
+                        self._flush.indexes_left(dirty)
             except OSError as exc:
                 with self._lock:
                     self._flush.give_back(dirty, directory_dirty)
@@ -327,6 +335,10 @@ class PartitionLog:
                 for segment in dirty:
                     segment.release()
             self._flush.flushed_offset = max(self._flush.flushed_offset, end)
+
+    def flush_records(self) -> None:
+        """``flush(indexes=False)``: what an acknowledgement needs, and no more."""
+        self.flush(indexes=False)
 
     def maybe_flush(self, now_ms: int) -> None:
         """Apply ``flush.ms``: flush if the oldest unflushed append is that old. Also removes
@@ -420,10 +432,11 @@ class PartitionLog:
         with self._lock:
             self.config = config
 
-    def _sync(self, dirty: Iterable[LogSegment], directory_dirty: bool) -> None:
+    def _sync(self, dirty: Iterable[LogSegment], directory_dirty: bool, *,
+              indexes: bool = True) -> None:
         """fsync the given segments and, when segments were added or removed, the directory."""
         for segment in dirty:
-            segment.flush()
+            segment.flush(indexes=indexes)
         if directory_dirty:
             fsync_directory(self.directory)
             # The partition directory's own entry, new with the topic, must survive too.

@@ -186,11 +186,12 @@ class LogSegment:
                 self.max_timestamp, self.offset_of_max_timestamp - self.base_offset
             )
 
-    def flush(self) -> None:
-        """fsync the data and the indexes."""
+    def flush(self, *, indexes: bool = True) -> None:
+        """fsync the data and (unless told not to) the indexes."""
         os.fdatasync(self._fd)
-        self.offset_index.flush()
-        self.time_index.flush()
+        if indexes:
+            self.offset_index.flush()
+            self.time_index.flush()
 
     def truncate(self, size: int) -> None:
         os.ftruncate(self._fd, size)
