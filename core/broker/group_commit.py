@@ -38,7 +38,9 @@ class GroupCommit:
         """
         while plog.flushed_offset < end_offset:
             running = self._running.get(plog)
-            if running is None:
+            # A finished fsync whose callback has not run yet counts as none: awaiting a done
+            # future does not yield, and this loop would spin without ever letting it run.
+            if running is None or running.done():
                 # Nothing in flight: this fsync covers every append made so far, including
                 # the caller's (appends finish before their waiter is created).
                 running = self._run_in_thread(plog.flush_records)

@@ -6,12 +6,14 @@ behind one) by wrapping ``os.fdatasync``; the full disk is tests/unit/log/disk_f
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
 
 from broker_harness import InProcessBroker, produce, records
 
+from core.broker.group_commit import GroupCommit
 from core.log.records import encode_batch
 from core.protocol.errors import ErrorCode
 from tests.unit.log.disk_faults import DiskFaults, Site
@@ -106,3 +108,53 @@ def test_a_failed_fsync_answers_every_waiter_with_storage_error(broker, client,
     broker.manager.health.probe_interval_s = 0.0
     broker.manager.health._next_probe = 0.0
     assert produce(client, "t", 0, _batch(1)).error_code == 0
+
+
+class _FakeLog:
+    """Stands in for a PartitionLog (only its flush bookkeeping), so that a test can finish
+    an fsync at an exact point of the event loop; counts flushed_offset reads to catch a
+    waiter that spins instead of yielding."""
+
+    def __init__(self) -> None:
+        self.end = 0
+        self._flushed = 0
+        self.reads = 0
+
+    @property
+    def flushed_offset(self) -> int:
+        self.reads += 1
+        if self.reads > 1000:
+            raise RuntimeError("GroupCommit.wait spins without yielding")
+        return self._flushed
+
+    def flush_records(self) -> None:
+        self._flushed = self.end
+
+
+def test_a_waiter_arriving_as_an_fsync_finishes_starts_the_next_one() -> None:
+    async def scenario() -> int:
+        loop = asyncio.get_running_loop()
+        started: list[asyncio.Future[None]] = []
+
+        def run_in_thread(fn):
+            future = loop.create_future()
+            started.append(future)
+            fn()  # the fsync covers what was appended when it started
+            if len(started) > 1:  # the first one is finished by the test, at its moment
+                loop.call_soon(future.set_result, None)
+            return future
+
+        plog = _FakeLog()
+        commit = GroupCommit(run_in_thread)
+        plog.end = 2
+        first = asyncio.ensure_future(commit.wait(plog, 2))
+        await asyncio.sleep(0)
+        plog.end = 4  # appended after the first fsync started
+        started[0].set_result(None)  # done, its callbacks not run yet
+        # In the same step (not a new task, which would run after the callbacks): it must
+        # start a second fsync rather than spin on the finished one.
+        await commit.wait(plog, 4)
+        await first
+        return len(started)
+
+    assert asyncio.run(scenario()) == 2
