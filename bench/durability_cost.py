@@ -13,7 +13,9 @@ answered from the page cache) and ``=true`` (the default now), plus acks=1 as a 
 * request/response: C producers on C threads each send M messages one at a time, waiting
   for each acknowledgement (``linger.ms=0``, ``flush()`` after every message): acks/s
   summed over the producers. Here every request waits for its own fsync unless group
-  commit lets one fsync serve the requests that arrived meanwhile.
+  commit lets one fsync serve the requests that arrived meanwhile; the run also measures
+  how many 1 KiB append + fdatasync rounds the file system does per second (the limit with
+  one fsync per acknowledgement) and reports the request/response rate against it.
 
 Each repeat starts one fresh broker per setting, alternating their order, on the same file
 system (``--dir``; the data directory's file system is printed: fsync cost is a property of
@@ -45,7 +47,8 @@ from confluent_kafka import Producer
 log = logging.getLogger("bench.durability_cost")
 
 VALUE_SIZE = 1024
-FULL = {"bulk_messages": 200_000, "clients": 16, "per_client": 500}
+FULL = {"bulk_messages": 300_000, "clients": 16, "per_client": 1000}
+FSYNC_PROBE_S = 2.0
 QUICK_DIVISOR = 10
 CASES = (  # (label, acks, ferry.acks.all.fsync)
     ("acks=1", "1", "true"),
@@ -91,6 +94,23 @@ def request_response(bootstrap: str, topic: str, acks: str, clients: int,
     return clients * per_client / elapsed
 
 
+def fsyncs_per_second(directory: Path) -> float:
+    """How many append-1-KiB-then-fdatasync rounds this file system does per second: the
+    most acks/s that one fsync per acknowledgement would allow."""
+    path = directory / "fsync-probe"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        rounds, start = 0, time.perf_counter()
+        while time.perf_counter() - start < FSYNC_PROBE_S:
+            os.write(fd, bytes(VALUE_SIZE))
+            os.fdatasync(fd)
+            rounds += 1
+        return rounds / (time.perf_counter() - start)
+    finally:
+        os.close(fd)
+        path.unlink()
+
+
 def run_case(work: Path, acks: str, fsync: str, args: argparse.Namespace) -> dict[str, float]:
     data_dir = work / f"broker-{uuid.uuid4().hex[:8]}"
     broker = FerryBroker(data_dir, {"ferry.acks.all.fsync": fsync})
@@ -129,8 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     base.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="ferry-durability-bench-", dir=base))
     results: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in CASES}
+    probes: list[float] = []
     try:
         for repeat in range(args.repeats):
+            probes.append(fsyncs_per_second(work))
             order = CASES if repeat % 2 == 0 else tuple(reversed(CASES))
             for label, acks, fsync in order:
                 results[label].append(run_case(work, acks, fsync, args))
@@ -146,7 +168,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label:<22} {m['bulk_msgs_per_s']:>12,.0f} "
               f"{m['bulk_msgs_per_s'] / b['bulk_msgs_per_s']:>6.2f} "
               f"{m['rr_acks_per_s']:>16,.0f} {m['rr_acks_per_s'] / b['rr_acks_per_s']:>6.2f}")
-    print(f"\nbulk: {args.bulk_messages:,} x {VALUE_SIZE} B, one producer, produce_batch; "
+    fsync_rate = statistics.median(probes)
+    group = medians["acks=all + fsync"]["rr_acks_per_s"] / fsync_rate
+    print(f"\nfsync limit: {fsync_rate:,.0f} rounds/s of 1 KiB append + fdatasync on this file "
+          f"system; request/response acks=all + fsync got {group:.1f}x that (group commit)")
+    print(f"bulk: {args.bulk_messages:,} x {VALUE_SIZE} B, one producer, produce_batch; "
           f"request/response: {args.clients} producers x {args.per_client} messages, one "
           f"at a time; medians of {args.repeats} repeats; ratios against '{BASELINE}'")
     print(f"data directory file system: {fs}; python {platform.python_version()}; "
