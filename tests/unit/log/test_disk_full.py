@@ -168,6 +168,7 @@ def test_topic_metadata_write_failure(tmp_path, monkeypatch, after):
         except StorageError:
             failures += 1
     assert failures and not manager.health.online
+    assert not list((tmp_path / "data" / ".topics").glob("*.tmp"))  # nothing half-written
     created = manager.topics()
     faults.free()
     manager.create_topic("late", 1)
