@@ -171,9 +171,12 @@ class PartitionLog:
                     infos[i] = BatchInfo(b.position, offset, last, b.max_timestamp, b.size)
                     offset = last + 1
                 segment.append(buf, infos, config.index_interval_bytes)
-            except StorageError as exc:
+            except (StorageError, OSError) as exc:
                 self._write_failed("append", exc, segment_damaged=self._segments.active.damaged)
-                raise
+                if isinstance(exc, StorageError):
+                    raise
+                raise StorageError(f"cannot append to {self.topic}-{self.partition}: {exc}") \
+                    from exc
             if segment.created_ms is None:
                 segment.created_ms = now
             self._segments.appended(offset)
