@@ -28,8 +28,11 @@ def free_port() -> int:
 
 
 class BrokerProcess:
-    def __init__(self, data_dir: Path, config: dict[str, str], log_path: Path) -> None:
+    def __init__(self, data_dir: Path, config: dict[str, str], log_path: Path,
+                 *, launcher: list[str] | None = None) -> None:
         self.data_dir = data_dir
+        # What runs ``core.cli``: a test may wrap it (tests/power_cut.py records fsyncs).
+        self.launcher = launcher or [sys.executable, "-m", "core.cli"]
         self.config = config
         self.port = free_port()
         self.log_path = log_path
@@ -44,7 +47,7 @@ class BrokerProcess:
         config_file.write_text("".join(f"{k}={v}\n" for k, v in self.config.items()))
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.cli", "broker", "--data-dir", str(self.data_dir),
+            [*self.launcher, "broker", "--data-dir", str(self.data_dir),
              "--listen", self.bootstrap, "--config", str(config_file)],
             stdout=log, stderr=subprocess.STDOUT)
         log.close()

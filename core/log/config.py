@@ -223,6 +223,10 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = {
            "Deprecated, ignored: use message.timestamp.before.max.ms and "
            "message.timestamp.after.max.ms.", at_least(0),
            "message_timestamp_difference_max_ms"),
+        _K("ferry.acks.all.fsync", "boolean", True,
+           "Ferry only: an acks=all produce is answered once an fsync covers its batch "
+           "(group commit), so no acknowledged record is lost in a power cut.", None,
+           "acks_all_fsync"),
     )
 }
 
@@ -254,6 +258,7 @@ BROKER_DEFAULT_NAMES: dict[str, str] = {
     "log.message.format.version": "message.format.version",
     "log.message.downconversion.enable": "message.downconversion.enable",
     "log.message.timestamp.difference.max.ms": "message.timestamp.difference.max.ms",
+    "ferry.acks.all.fsync": "ferry.acks.all.fsync",
 }
 
 
@@ -287,6 +292,7 @@ class TopicConfig:
     message_format_version: str = "3.0-IV1"
     message_downconversion_enable: bool = True
     message_timestamp_difference_max_ms: int = LONG_MAX
+    acks_all_fsync: bool = True
 
     @property
     def compact(self) -> bool:

@@ -12,6 +12,9 @@
     ├── UnknownTopicError         a topic or partition that does not exist
     ├── InvalidTopicError         an illegal topic name or partition count
     ├── LogDirLockedError         the data directory is open in another process
+    ├── LogDirOfflineError        a write failed (disk full, I/O error): no writes until the
+    │                             directory is writable again (or, for a damaged partition,
+    │                             until the broker restarts and recovers it)
     └── LogClosedError            the log or manager was closed
 """
 
@@ -24,6 +27,7 @@ __all__ = [
     "InvalidTopicError",
     "LogClosedError",
     "LogDirLockedError",
+    "LogDirOfflineError",
     "OffsetOutOfRangeError",
     "RecordTooLargeError",
     "StorageError",
@@ -95,6 +99,13 @@ class LogDirLockedError(StorageError):
     def __init__(self, message: str, *, holder: dict | None = None):
         super().__init__(message)
         self.holder = holder or {}
+
+
+class LogDirOfflineError(StorageError):
+    """The data directory (or one partition of it) takes no writes after a failed write.
+
+    The Kafka protocol answer is KAFKA_STORAGE_ERROR, which clients retry.
+    """
 
 
 class LogClosedError(StorageError):

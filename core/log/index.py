@@ -17,6 +17,7 @@ the GIL). Indexes of sealed segments are read from disk lazily, on the first loo
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import struct
@@ -43,12 +44,23 @@ class _IndexFile:
     def __init__(self, path: Path, *, create: bool = False) -> None:
         self.path = path
         self._fd: int | None = None  # opened on the first write: sealed indexes are read-only
+        self._file_size = 0  # bytes in the file while _fd is open (writes only append)
         self._dirty = False
         self._load_lock = threading.Lock()
         self._loaded = create
         if create:
             self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
 
+    def _open_for_writes(self) -> int:
+        if self._fd is None:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                self._file_size = os.fstat(fd).st_size
+            except OSError:
+                os.close(fd)
+                raise
+            self._fd = fd
+        return self._fd
     # ------------------------------------------------------------------ file state
 
     def file_entries(self) -> int | None:
@@ -91,19 +103,55 @@ class _IndexFile:
         raise NotImplementedError  # each index parses its own entry layout
 
     def _write_entry(self, raw: bytes) -> None:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        os.write(self._fd, raw)
+        """Append one entry to the file; OSError leaves the file as it was (a torn entry
+        is cut off, so the file stays a whole number of entries)."""
+        fd = self._open_for_writes()
+        size = self._file_size
         self._dirty = True
+        try:
+            if os.write(fd, raw) != len(raw):
+                raise OSError(errno.ENOSPC, f"short write to {self.path}")
+        except OSError:
+            os.ftruncate(fd, size)
+            raise
+        self._file_size = size + len(raw)
 
     def _rewrite_file(self, raw: bytes) -> None:
         """Replace the file's content with ``raw`` (used when an index is rebuilt)."""
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        os.ftruncate(self._fd, 0)
+        fd = self._open_for_writes()
+        os.ftruncate(fd, 0)
+        self._file_size = 0
         if raw:
-            os.write(self._fd, raw)
+            if os.write(fd, raw) != len(raw):
+                raise OSError(errno.ENOSPC, f"short write to {self.path}")
+            self._file_size = len(raw)
         self._dirty = True
+
+    # ------------------------------------------------------------------ rolling back
+
+    def mark(self) -> tuple[int, int]:
+        """Where the index stands (file size, entries in memory), for ``reset``. Opens the
+        file for writes: only the active segment, which is about to be appended to, asks."""
+        self._ensure_loaded()
+        self._open_for_writes()
+        return self._file_size, self._entries_in_memory()
+
+    def reset(self, mark: tuple[int, int]) -> None:
+        """Forget the entries appended since ``mark`` (memory and file), after a failed append.
+
+        Raises OSError if the file cannot be cut back.
+        """
+        file_size, entries = mark
+        self._truncate_memory(entries)
+        if self._fd is not None and self._file_size != file_size:
+            os.ftruncate(self._fd, file_size)
+            self._file_size = file_size
+
+    def _entries_in_memory(self) -> int:
+        raise NotImplementedError
+
+    def _truncate_memory(self, entries: int) -> None:
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -155,6 +203,13 @@ class OffsetIndex(_IndexFile):
         self._ensure_loaded()
         return len(self._offsets)
 
+    def _entries_in_memory(self) -> int:
+        return len(self._offsets)
+
+    def _truncate_memory(self, entries: int) -> None:
+        del self._offsets[entries:]  # keys first: a lock-free reader bisects them
+        del self._positions[entries:]
+
     def append(self, relative_offset: int, position: int) -> None:
         """Add an entry; the caller guarantees both values grow."""
         self._write_entry(_OFFSET_ENTRY.pack(relative_offset, position))
@@ -165,7 +220,9 @@ class OffsetIndex(_IndexFile):
         """Position of the last indexed batch whose base is at or before ``relative_offset``."""
         self._ensure_loaded()
         i = bisect_right(self._offsets, relative_offset) - 1
-        return self._positions[i] if i >= 0 else 0
+        positions = self._positions
+        # i may name an entry a failed append just rolled back: 0 means "walk from the start"
+        return positions[i] if 0 <= i < len(positions) else 0
 
     def last_entry(self) -> tuple[int, int] | None:
         """(relative offset, position) of the last entry, read from disk if not loaded."""
@@ -202,6 +259,13 @@ class TimeIndex(_IndexFile):
         self._ensure_loaded()
         return len(self._timestamps)
 
+    def _entries_in_memory(self) -> int:
+        return len(self._timestamps)
+
+    def _truncate_memory(self, entries: int) -> None:
+        del self._timestamps[entries:]  # keys first: a lock-free reader bisects them
+        del self._offsets[entries:]
+
     def maybe_append(self, timestamp: int, relative_offset: int) -> bool:
         """Add an entry if ``timestamp`` is above the last one (Kafka keeps them increasing)."""
         self._ensure_loaded()
@@ -220,7 +284,9 @@ class TimeIndex(_IndexFile):
         """
         self._ensure_loaded()
         i = bisect_left(self._timestamps, timestamp) - 1
-        return self._offsets[i] if i >= 0 else None
+        offsets = self._offsets
+        # i may name an entry a failed append just rolled back: no entry, scan from the start
+        return offsets[i] if 0 <= i < len(offsets) else None
 
     def last_entry(self) -> tuple[int, int] | None:
         """(timestamp, relative offset) of the last entry, read from disk if not loaded."""

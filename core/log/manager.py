@@ -14,12 +14,14 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
 from core.log.config import TOPIC_CONFIGS, TopicConfig, parse_topic_configs
+from core.log.dir_health import LogDirHealth
 from core.log.errors import (
     InvalidConfigError,
     InvalidTopicError,
@@ -91,6 +93,8 @@ class LogManager:
         self._clock = clock
         self._lock = threading.RLock()
         self._store = TopicMetadataStore(data_dir, defaults)
+        #: Whether the directory takes writes (core.log.dir_health); shared by every log.
+        self.health = LogDirHealth(data_dir)
         self._topics: dict[str, _Topic] = {}  # guarded by _lock for writes
         self._closed = False
         # Threads removing the directories of deleted topics (see delete_topic).
@@ -164,13 +168,15 @@ class LogManager:
                                      internal, int(self._clock() * 1000))
             if validate_only:
                 return metadata
-            self._set_aside_strays(name, range(partitions))
-            self._store.write(metadata)
-            try:
-                logs = self._open_logs(metadata, range(partitions))
-            except BaseException:
-                self._store.remove(name)
-                raise
+            self.health.check_writable()
+            with self._writing(f"creation of topic {name}"):
+                self._set_aside_strays(name, range(partitions))
+                self._store.write(metadata)
+                try:
+                    logs = self._open_logs(metadata, range(partitions))
+                except BaseException:
+                    self._store.remove(name)
+                    raise
             self._topics[name] = _Topic(metadata, logs)
         self._maintenance.wake()
         log.info("created topic %s (%d partitions, overrides %s)", name, partitions, normalized)
@@ -188,14 +194,16 @@ class LogManager:
                     f"can only be increased, not set to {total}."
                 )
             new_range = range(current, total)
-            self._set_aside_strays(name, new_range)
-            metadata = replace(topic.metadata, partitions=total)
-            self._store.write(metadata)
-            try:
-                added = self._open_logs(metadata, new_range)
-            except BaseException:
-                self._store.write(topic.metadata)
-                raise
+            self.health.check_writable()
+            with self._writing(f"new partitions of topic {name}"):
+                self._set_aside_strays(name, new_range)
+                metadata = replace(topic.metadata, partitions=total)
+                self._store.write(metadata)
+                try:
+                    added = self._open_logs(metadata, new_range)
+                except BaseException:
+                    self._store.write(topic.metadata)
+                    raise
             self._topics[name] = _Topic(metadata, topic.logs + added)
         log.info("topic %s grew from %d to %d partitions", name, current, total)
         return self._copy(metadata)
@@ -257,7 +265,9 @@ class LogManager:
             overrides.update(normalized)
             config = self.defaults.with_overrides(overrides)
             metadata = replace(topic.metadata, overrides=overrides, config=config)
-            self._store.write(metadata)
+            self.health.check_writable()
+            with self._writing(f"config change of topic {name}"):
+                self._store.write(metadata)
             topic.metadata = metadata
             for plog in topic.logs:
                 plog.update_config(config)
@@ -333,6 +343,19 @@ class LogManager:
 
     # ------------------------------------------------------------------ internals
 
+    @contextmanager
+    def _writing(self, what: str) -> Iterator[None]:
+        """Run a metadata or directory write: an OSError becomes StorageError and, like
+        any StorageError from a write, takes the data directory offline for writes."""
+        try:
+            yield
+        except OSError as exc:
+            self.health.failed(what, exc)
+            raise StorageError(f"{what} failed in {self.data_dir}: {exc}") from exc
+        except StorageError as exc:
+            self.health.failed(what, exc)
+            raise
+
     def _check_open(self) -> None:
         if self._closed:
             raise LogClosedError(f"the log manager of {self.data_dir} is closed")
@@ -366,7 +389,7 @@ class LogManager:
             for p in partitions:
                 opened.append(PartitionLog.open(
                     self.data_dir / f"{metadata.name}-{p}", metadata.name, p, metadata.config,
-                    clock=self._clock))
+                    clock=self._clock, health=self.health))
         except BaseException:
             for plog in opened:
                 attempt(plog.close, what="close", plog=plog)

@@ -76,9 +76,21 @@ class LogSegment:
         self.suffix = suffix
         flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if create else 0)
         self._fd = os.open(self.path(LOG_SUFFIX), flags, 0o644)
-        self.size = os.fstat(self._fd).st_size
-        self.offset_index = OffsetIndex(self.path(INDEX_SUFFIX), create=create)
-        self.time_index = TimeIndex(self.path(TIME_INDEX_SUFFIX), create=create)
+        try:
+            self.size = os.fstat(self._fd).st_size
+            self.offset_index = OffsetIndex(self.path(INDEX_SUFFIX), create=create)
+            try:
+                self.time_index = TimeIndex(self.path(TIME_INDEX_SUFFIX), create=create)
+            except OSError:
+                self.offset_index.close()
+                raise
+        except OSError:
+            os.close(self._fd)
+            if create:  # leave no half-made segment behind (a roll on a full disk)
+                for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                    with contextlib.suppress(OSError):
+                        self.path(suffix).unlink()
+            raise
         self.next_offset = base_offset  # one past the last stored offset
         self.max_timestamp = -1
         self.offset_of_max_timestamp = base_offset  # base offset of the batch that reached it
@@ -86,6 +98,7 @@ class LogSegment:
         self.first_batch_timestamp: int | None = None  # set by recovery
         self.roll_jitter_ms = 0
         self._bytes_since_index = 0
+        self.damaged = False  # a failed append could not be rolled back: recover first
         self._refs = 0
         self._closing = False
         self._closed = False
@@ -108,21 +121,47 @@ class LogSegment:
     # ------------------------------------------------------------------ writing
 
     def append(self, buf: bytes | bytearray, batches: list[BatchInfo], index_interval: int) -> None:
-        """Write ``buf`` (whole batches described by ``batches``, positions relative to buf).
+        """Write ``buf`` (whole batches described by ``batches``, positions relative to buf)
+        and index it: all or nothing.
 
         One ``os.write`` for the whole buffer, so a killed process leaves at most one torn
-        write at the tail; a failed write is cut back so the file ends on a batch boundary.
+        write at the tail. If any write fails (disk full, I/O error), the log and both
+        indexes are cut back to where they were and StorageError is raised; if even that
+        fails, ``damaged`` is set and the segment must be recovered before more appends.
         """
         start = self.size
+        saved = (self.next_offset, self.max_timestamp, self.offset_of_max_timestamp,
+                 self._bytes_since_index)
+        try:
+            marks = (self.offset_index.mark(), self.time_index.mark())
+        except OSError as exc:
+            raise StorageError(f"cannot open the indexes of {self.path(LOG_SUFFIX)}: {exc}") \
+                from exc
         try:
             written = os.write(self._fd, buf)
             while written < len(buf):  # only a signal or a full disk make writes short
                 written += os.write(self._fd, memoryview(buf)[written:])
+            self.size = start + len(buf)
+            self._index_batches(batches, start, index_interval)
         except OSError as exc:
-            os.ftruncate(self._fd, start)
-            raise StorageError(f"cannot write to {self.path(LOG_SUFFIX)}: {exc}") from exc
-        self.size = start + len(buf)
-        self._index_batches(batches, start, index_interval)
+            self._roll_back(start, saved, marks)
+            raise StorageError(f"cannot append to {self.path(LOG_SUFFIX)}: {exc}; the append "
+                               "was rolled back") from exc
+
+    def _roll_back(self, size: int, saved: tuple[int, int, int, int],
+                   marks: tuple[tuple[int, int], tuple[int, int]]) -> None:
+        (self.next_offset, self.max_timestamp, self.offset_of_max_timestamp,
+         self._bytes_since_index) = saved
+        try:
+            self.offset_index.reset(marks[0])
+            self.time_index.reset(marks[1])
+            os.ftruncate(self._fd, size)
+        except OSError as exc:
+            self.damaged = True
+            log.error("cannot roll back a failed append to %s (%s); the partition takes no "
+                      "more appends until it is recovered at the next start",
+                      self.path(LOG_SUFFIX), exc)
+        self.size = size
 
     def _index_batches(self, batches: list[BatchInfo], start: int, interval: int) -> None:
         base = self.base_offset
@@ -147,11 +186,12 @@ class LogSegment:
                 self.max_timestamp, self.offset_of_max_timestamp - self.base_offset
             )
 
-    def flush(self) -> None:
-        """fsync the data and the indexes."""
+    def flush(self, *, indexes: bool = True) -> None:
+        """fsync the data and (unless told not to) the indexes."""
         os.fdatasync(self._fd)
-        self.offset_index.flush()
-        self.time_index.flush()
+        if indexes:
+            self.offset_index.flush()
+            self.time_index.flush()
 
     def truncate(self, size: int) -> None:
         os.ftruncate(self._fd, size)

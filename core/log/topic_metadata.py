@@ -9,6 +9,7 @@ fsync the directory): after a crash a topic's metadata is either the old or the 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import os
@@ -142,6 +143,8 @@ class TopicMetadataStore:
             os.replace(tmp, path)
             fsync_dir(self.directory)
         except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()  # a full disk is no place to leave half-written files
             raise StorageError(f"cannot write topic metadata {path}: {exc}") from exc
 
     def remove(self, name: str) -> None:

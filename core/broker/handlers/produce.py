@@ -15,7 +15,10 @@ INVALID_RECORD and Kafka's summary in ``error_message`` (KIP-467, v8+).
 
 acks=0 is answered with nothing; if a partition failed, the connection is closed so that
 the client refreshes its metadata, as Kafka does. acks=-1 is acks=1 on one node (the ISR
-is this node), except that min.insync.replicas above 1 cannot be met: NOT_ENOUGH_REPLICAS.
+is this node), except that min.insync.replicas above 1 cannot be met: NOT_ENOUGH_REPLICAS,
+and that with ``ferry.acks.all.fsync`` (the default) it is answered once an fsync covers
+the batch. A failed write (disk full, I/O error) answers KAFKA_STORAGE_ERROR, retriable;
+the append was rolled back whole (core.log.dir_health).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from core.log.errors import (
     CorruptRecordError,
     InvalidRecordError,
     LogClosedError,
+    LogDirOfflineError,
     RecordTooLargeError,
     StorageError,
     UnknownTopicError,
@@ -93,11 +97,15 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
                 if ctx.api_version < 3 and records:
                     records = to_record_batch(records, int(time.time() * 1000))
                 header, batch = _check_batch(plog, records, acks)
-                if state.appender.fsyncs(plog):
-                    waiting.append((response, plog,
-                                    state.appender.append_in_thread(plog, header, batch)))
+                appended = (state.appender.append_in_thread(plog, header, batch)
+                            if state.appender.fsyncs(plog)
+                            else state.appender.append_now(plog, header, batch))
+                if state.appender.waits_for_fsync(plog, acks):
+                    appended = state.appender.synced(plog, appended)
+                if not isinstance(appended, AppendInfo):
+                    waiting.append((response, plog, appended))
                     continue
-                _succeeded(response, plog, state.appender.append_now(plog, header, batch))
+                _succeeded(response, plog, appended)
             except Exception as exc:
                 _failed(response, topic_data.name, data.index, exc, ctx, failures)
         topics.append(_TopicResponse(name=topic_data.name, partition_responses=partitions))
@@ -200,6 +208,9 @@ def _error_code(exc: Exception, topic: str, partition: int, ctx: RequestContext)
         return ErrorCode.INVALID_RECORD
     if isinstance(exc, LogClosedError):  # deleted meanwhile, or shutting down: retry elsewhere
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    if isinstance(exc, LogDirOfflineError):  # logged once, when the directory went offline
+        log.debug("append to %s-%d refused for %s: %s", topic, partition, ctx.client_host, exc)
+        return ErrorCode.KAFKA_STORAGE_ERROR
     if isinstance(exc, StorageError):
         log.error("append to %s-%d failed for %s: %s", topic, partition, ctx.client_host, exc)
         return ErrorCode.KAFKA_STORAGE_ERROR

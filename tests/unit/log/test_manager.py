@@ -566,7 +566,8 @@ def test_concurrent_admin_and_lookups(manager: LogManager) -> None:
 def test_package_exports() -> None:
     assert sorted(core.log.__all__) == sorted([
         "AppendInfo", "CorruptRecordError", "InvalidConfigError", "InvalidRecordError",
-        "InvalidTopicError", "LogClosedError", "LogDirLockedError", "LogManager",
+        "InvalidTopicError", "LogClosedError", "LogDirLockedError", "LogDirOfflineError",
+        "LogManager",
         "OffsetOutOfRangeError", "PartitionLog", "ReadResult", "RecordTooLargeError",
         "StorageError", "TopicConfig", "TopicExistsError", "TopicMetadata", "UnknownTopicError",
     ])

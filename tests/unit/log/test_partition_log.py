@@ -317,3 +317,38 @@ def test_readers_run_concurrently_with_appends(tmp_path):
         t.join(timeout=30)
     assert not errors, errors
     assert [r.value for r in read_all(plog)] == [b"%d" % i for i in range(total)]
+
+
+def test_flush_records_leaves_the_indexes_to_the_next_full_flush(tmp_path, monkeypatch):
+    synced = []
+    real = os.fdatasync
+    monkeypatch.setattr(os, "fdatasync", lambda fd: (synced.append(fd), real(fd)))
+    plog = open_log(tmp_path / "p", config(index_interval_bytes=1))
+    plog.flush()
+    for i in range(3):
+        plog.append(batch_of([(b"k", b"v")], i))
+    segment = plog.segments()[-1]
+    synced.clear()
+    plog.flush_records()
+    assert plog.flushed_offset == 3
+    assert synced == [segment.fd]
+    synced.clear()
+    plog.flush()
+    # The offset and time indexes, whose entries were not synced (and the log again: cheap).
+    assert len(set(synced) - {segment.fd}) == 2
+
+
+def test_a_reopened_log_counts_nothing_as_fsynced_until_its_first_flush(tmp_path, monkeypatch):
+    # A killed process leaves its writes in the page cache only: the next process must not
+    # acknowledge them as durable (acks=all + ferry.acks.all.fsync) without an fsync.
+    plog = open_log(tmp_path / "p")
+    plog.append(batch_of([(b"k", b"v")] * 3, 1))
+    plog.close()
+    synced = []
+    real = os.fdatasync
+    monkeypatch.setattr(os, "fdatasync", lambda fd: (synced.append(fd), real(fd)))
+    plog = open_log(tmp_path / "p")
+    assert (plog.flushed_offset, plog.log_end_offset) == (0, 3)
+    plog.flush_records()
+    assert plog.flushed_offset == 3
+    assert plog.segments()[-1].fd in synced
