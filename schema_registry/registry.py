@@ -191,17 +191,18 @@ class SchemaRegistry:
 
     def lookup(self, subject: str, body: Any, *, normalize: bool = False,
                deleted: bool = False) -> VersionEntry:
-        """The version of ``subject`` holding the schema in ``body`` (the newest match)."""
+        """The version of ``subject`` holding the schema in ``body`` (the newest match):
+        first one stored from the same canonical text, else one that is equivalent
+        (Confluent's ``lookUpSchemaUnderSubject``: MD5 lookup, then ``canLookup``)."""
         request = SchemaRequest.from_json(body)
         if not self.state.versions(subject, deleted=deleted):
             raise e.SubjectNotFoundError(subject)
-        parsed = self._parse(request, normalize)
-        fingerprint = parsed.fingerprint()
+        parsed = self._parse(request, self._normalizing(subject, normalize))
         with self.state.lock:
-            for entry in reversed(self.state.versions(subject, deleted=deleted)):
-                if self.state.fingerprint_of(entry.id) == fingerprint:
-                    return entry
-        raise e.SchemaNotFoundError()
+            found = self._find_same(parsed, self.state.versions(subject, deleted=deleted))
+        if found is None:
+            raise e.SchemaNotFoundError()
+        return found
 
     def schema_by_id(self, schema_id: int) -> SchemaEntry:
         entry = self.state.schema(schema_id)
@@ -241,7 +242,7 @@ class SchemaRegistry:
         the live versions the subject's level selects."""
         request = SchemaRequest.from_json(body)
         try:
-            parsed = self._parse(request, normalize)
+            parsed = self._parse(request, self._normalizing(subject, normalize))
         except e.InvalidSchemaError as exc:
             if verbose:
                 return {"is_compatible": False, "messages": [exc.message]}
@@ -316,22 +317,24 @@ class SchemaRegistry:
             raise e.OperationNotPermittedError(f"Subject {subject} is not in import mode")
         if importing and request.id < 0:
             raise e.OperationNotPermittedError(f"Subject {subject} is not in read-write mode")
-        parsed = self._parse(request, normalize)
+        parsed = self._parse(request, self._normalizing(subject, normalize))
         fingerprint = parsed.fingerprint()
         with self.state.lock:
-            all_versions = self.state.versions(subject, deleted=True)
-            live = [v for v in all_versions if not v.deleted]
-            for entry in reversed(live):
-                if self.state.fingerprint_of(entry.id) == fingerprint:
-                    if importing and request.id != entry.id:
-                        raise e.IdDoesNotMatchError(
-                            f"Schema already registered with id {entry.id} instead of input "
-                            f"id {request.id}")
-                    return {"id": entry.id}
+            live = self.state.versions(subject)
+            entry = self._find_same(parsed, live)
+            exact = entry is not None and fingerprint in self.state.fingerprints_of(entry.id)
+            if entry is not None and importing and request.id != entry.id and not exact:
+                entry = None  # an equivalent text may be imported under its own id
+            if entry is not None:
+                if importing and request.id != entry.id:
+                    raise e.IdDoesNotMatchError(
+                        f"Schema already registered with id {entry.id} instead of input "
+                        f"id {request.id}")
+                return {"id": entry.id}
             if importing:
                 schema_id = request.id
                 if self.state.schema(schema_id) is not None and \
-                        self.state.fingerprint_of(schema_id) != fingerprint:
+                        fingerprint not in self.state.fingerprints_of(schema_id):
                     raise e.IdDoesNotMatchError(
                         f"Overwrite new schema with id {schema_id} is not permitted: the id "
                         "is used by a different schema")
@@ -508,6 +511,31 @@ class SchemaRegistry:
                                 self.state.resolve, normalize=normalize)
         except SchemaError as exc:
             raise e.InvalidSchemaError(f"Invalid {request.schema_type} schema: {exc}") from None
+
+    def _normalizing(self, subject: str | None, requested: bool) -> bool:
+        """``normalize`` as asked, else as the subject's (or global) config says, as in
+        Confluent's resources (``normalize || config.isNormalize()``)."""
+        if requested:
+            return True
+        for scope in ((subject, None) if subject is not None else (None,)):
+            config = self.state.config(scope)
+            if config is not None and isinstance(config.get("normalize"), bool):
+                return config["normalize"]
+        return False
+
+    def _find_same(self, parsed: ParsedSchema, versions: list[VersionEntry]
+                   ) -> VersionEntry | None:
+        """The newest of ``versions`` stored from the same canonical text as ``parsed``,
+        else the newest whose schema is equivalent to it. Caller holds the state lock."""
+        fingerprint = parsed.fingerprint()
+        for entry in reversed(versions):
+            if fingerprint in self.state.fingerprints_of(entry.id):
+                return entry
+        equivalence = parsed.equivalence()
+        for entry in reversed(versions):
+            if self.state.equivalence_of(entry.id) == equivalence:
+                return entry
+        return None
 
     def _incompatibilities(self, level: str, new: ParsedSchema,
                            previous: list[VersionEntry], *, transitive: bool) -> list[str]:

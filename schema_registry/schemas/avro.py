@@ -23,7 +23,7 @@ from fastavro.schema import parse_schema as fastavro_parse
 
 from .avro_canonical import to_canonical, to_normalized
 from .avro_model import AvroParser, AvroType, Named
-from .base import ParsedSchema, Reference, Resolve
+from .base import ParsedSchema, Reference, Resolve, identity_digest
 from .errors import SchemaError
 from .references import resolve_references
 
@@ -49,8 +49,10 @@ class AvroSchema(ParsedSchema):
         canonical: str,
         fastavro_schema: Any,
         fastavro_named_schemas: dict[str, Any],
+        normalized: str | None = None,
     ) -> None:
         super().__init__(raw, references)
+        self._normalized = normalized
         self.root = root
         self._defined = defined
         self._canonical = canonical
@@ -59,6 +61,13 @@ class AvroSchema(ParsedSchema):
 
     def canonical(self) -> str:
         return self._canonical
+
+    def equivalence(self) -> str:
+        # Java Avro's Schema.equals (what Confluent's AvroSchema.equivalent uses) ignores
+        # how names are qualified and the order of properties: the normalized form does too.
+        assert self._normalized is not None
+        return identity_digest(self.schema_type, self._normalized,
+                               sorted(set(self.references)))
 
     @property
     def name(self) -> str | None:
@@ -101,13 +110,14 @@ def parse_avro(
     root = parser.parse(value)
     fastavro_schema = _fastavro(value, named_schemas, "Avro schema")
     defined = tuple(n for n in parser.names if n not in known)
+    normalized = to_normalized(root, known)
     if normalize:
-        canonical = to_normalized(root, known)
+        canonical = normalized
         references = sorted(set(references))
     else:
         canonical = to_canonical(root, known)
     return AvroSchema(schema, references, root, defined, canonical, fastavro_schema,
-                      named_schemas)
+                      named_schemas, normalized)
 
 
 def _fastavro(value: Any, named_schemas: dict[str, Any], label: str) -> Any:

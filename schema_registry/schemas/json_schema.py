@@ -26,7 +26,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT7, Specification, specification_with
 
-from .base import ParsedSchema, Reference, Resolve
+from .base import ParsedSchema, Reference, Resolve, identity_digest
 from .errors import SchemaError
 from .json_model import JsonModel, subschemas
 from .references import resolve_references
@@ -76,6 +76,12 @@ class JsonSchema(ParsedSchema):
 
     def canonical(self) -> str:
         return self._canonical
+
+    def equivalence(self) -> str:
+        # Object key order carries no meaning in JSON Schema (and Jackson's ObjectNode
+        # equality, behind Confluent's JsonSchema hash, ignores it): compare sorted keys.
+        return identity_digest(self.schema_type, _sorted_text(self.schema),
+                               sorted(set(self.references)))
 
     @property
     def name(self) -> str | None:
@@ -149,11 +155,15 @@ def parse_json_schema(
     registry: Registry[Any] = Registry().with_resources(resources)
     _check_refs(value, registry.resolver(base_uri=base), _specification(value), references)
     if normalize:
-        canonical = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        canonical = _sorted_text(value)
         references = sorted(set(references))
     else:
         canonical = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return JsonSchema(schema, references, value, registry, base, canonical)
+
+
+def _sorted_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def _check_refs(root: Any, resolver: Any, spec: Specification[Any],
