@@ -261,6 +261,9 @@ def test_foreign_content_type_is_415_and_bad_json_400(api):
 @pytest.mark.parametrize(("accept", "expected"), [
     (None, V1), ("*/*", V1), (V1, V1), (VND, VND), (JSON_TYPE, JSON_TYPE),
     (f"{V1}, {VND}, {JSON_TYPE}", V1), (f"{JSON_TYPE}, {VND};q=0.9", JSON_TYPE),
+    # The JDK HttpURLConnection default: a bare "*" and q-values without a leading 0.
+    ("text/html, image/gif, image/jpeg, *; q=.2, */*; q=.2", V1),
+    (f"text/html, {JSON_TYPE}; q=.5", JSON_TYPE), (f"{VND}; q=1., {V1}; q=.9", VND),
 ])
 def test_response_content_type_negotiation(api, accept, expected):
     response = api.get("/subjects", headers={"Accept": accept} if accept else {})
