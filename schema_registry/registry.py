@@ -36,6 +36,7 @@ from schema_registry.records import (
 )
 from schema_registry.schemas import (
     COMPATIBILITY_LEVELS,
+    SCHEMA_TYPES,
     ParsedSchema,
     Reference,
     SchemaError,
@@ -99,7 +100,7 @@ class SchemaRequest:
                                        "'schema' field")
         schema = body.get("schema")
         if not isinstance(schema, str) or not schema.strip():
-            raise e.InvalidSchemaError("Empty schema: the request has no 'schema' string")
+            raise e.InvalidSchemaError("Empty schema")
         schema_type = body.get("schemaType") or "AVRO"
         if not isinstance(schema_type, str):
             raise e.InvalidSchemaError(f"Invalid schemaType {schema_type!r}")
@@ -240,6 +241,12 @@ class SchemaRegistry:
         """``{"is_compatible": bool}`` (+ ``messages`` when ``verbose``) for the schema in
         ``body`` against one version (``LATEST`` or a number) or, with ``None``, against
         the live versions the subject's level selects."""
+        # The version is resolved first: a version that does not exist is 40402 whatever
+        # the body says, and whether or not the subject exists (CompatibilityResource).
+        if version is not None and version != LATEST:
+            entry = self.state.version(subject, version)
+            if entry is None or entry.deleted:
+                raise e.VersionNotFoundError(version)
         request = SchemaRequest.from_json(body)
         try:
             parsed = self._parse(request, self._normalizing(subject, normalize))
@@ -257,8 +264,6 @@ class SchemaRegistry:
             else:
                 entry = self.state.version(subject, version)
                 if entry is None or entry.deleted:
-                    if not self.state.versions(subject, deleted=True):
-                        raise e.SubjectNotFoundError(subject)
                     raise e.VersionNotFoundError(version)
                 previous, transitive_ok = [entry], False
             messages = self._incompatibilities(level, parsed, previous,
@@ -506,11 +511,15 @@ class SchemaRegistry:
     # ================================================================== helpers
 
     def _parse(self, request: SchemaRequest, normalize: bool) -> ParsedSchema:
+        # Confluent's wording (AbstractSchemaRegistry.loadSchema), details our own.
+        if request.schema_type not in SCHEMA_TYPES:
+            raise e.InvalidSchemaError(f"Invalid schema type {request.schema_type}")
         try:
             return parse_schema(request.schema_type, request.schema, request.references,
                                 self.state.resolve, normalize=normalize)
         except SchemaError as exc:
-            raise e.InvalidSchemaError(f"Invalid {request.schema_type} schema: {exc}") from None
+            raise e.InvalidSchemaError(f"Invalid schema of type {request.schema_type}, "
+                                       f"details: {exc}") from None
 
     def _normalizing(self, subject: str | None, requested: bool) -> bool:
         """``normalize`` as asked, else as the subject's (or global) config says, as in

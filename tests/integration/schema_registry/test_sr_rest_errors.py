@@ -162,11 +162,12 @@ def test_incompatible_schema_lists_every_incompatibility(api):
 
 
 @pytest.mark.parametrize(("body", "fragment"), [
-    ({"schema": "{not json"}, "Invalid AVRO schema"),
+    ({"schema": "{not json"}, "Invalid schema of type AVRO, details: "),
     ({"schema": json.dumps({"type": "record", "name": "R", "fields": [
         {"name": "x", "type": "int32"}]})}, "int32"),
-    ({"schema": '{"type":"object"}', "schemaType": "XML"}, "XML"),
+    ({"schema": '{"type":"object"}', "schemaType": "XML"}, "Invalid schema type XML"),
     ({"schema": ""}, "Empty schema"),
+    ({"schema": "   "}, "Empty schema"),
     ({}, "schema"),
     ({"schema": USER_1, "references": [{"name": "X", "subject": "missing", "version": 1}]},
      "missing"),
@@ -355,5 +356,11 @@ def test_config_put_get_delete(api):
 def test_compatibility_of_an_unknown_subject_is_true_for_latest(api):
     response = api.post("/compatibility/subjects/nobody/versions/latest", {"schema": USER_1})
     assert response.json() == {"is_compatible": True}
-    expect_error(api.post("/compatibility/subjects/nobody/versions/1", {"schema": USER_1}),
-                 404, 40401)
+    # A numbered version that does not exist is 40402, subject or not (Confluent's
+    # CompatibilityResource), and is checked before the body.
+    assert expect_error(api.post("/compatibility/subjects/nobody/versions/1",
+                                 {"schema": USER_1}), 404, 40402) == "Version 1 not found."
+    expect_error(api.post("/compatibility/subjects/nobody/versions/1", {"schema": ""}),
+                 404, 40402)
+    expect_error(api.post("/compatibility/subjects/nobody/versions/latest", {"schema": ""}),
+                 422, 42201, "Empty schema")
