@@ -520,6 +520,11 @@ class SchemaRegistry:
         except SchemaError as exc:
             raise e.InvalidSchemaError(f"Invalid schema of type {request.schema_type}, "
                                        f"details: {exc}") from None
+        except RecursionError:
+            # load_json bounds each document's nesting; references can still chain deep.
+            raise e.InvalidSchemaError(
+                f"Invalid schema of type {request.schema_type}, details: it nests too "
+                "deeply (through its references) to be processed") from None
 
     def _normalizing(self, subject: str | None, requested: bool) -> bool:
         """``normalize`` as asked, else as the subject's (or global) config says, as in

@@ -24,6 +24,7 @@ from flask import Response, current_app, request
 
 from schema_registry.errors import RegistryError
 from schema_registry.rest.accept import negotiate
+from schema_registry.schemas import NestingError, SchemaError, load_json
 
 __all__ = [
     "ACCEPTED_REQUEST_TYPES",
@@ -114,9 +115,12 @@ def json_body() -> Any:
     if not data.strip():
         return None
     try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequestError(400, f"The request body is not valid JSON: {exc}") from None
+        return load_json(data, "request body")
+    except NestingError as exc:
+        raise BadRequestError(400, f"{exc}") from None
+    except SchemaError as exc:
+        raise BadRequestError(400, f"The request body is not valid JSON: "
+                                   f"{exc.__cause__ or exc}") from None
 
 
 def bool_arg(name: str, *aliases: str, default: bool = False) -> bool:

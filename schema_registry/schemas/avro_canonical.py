@@ -23,8 +23,13 @@ from .avro_model import Array, AvroType, Enum, Fixed, Map, Named, Record, Union
 LOGICAL_KEYS = ("logicalType", "precision", "scale")
 
 
+# One encoder for every call: json.dumps with options builds a new encoder each time, which
+# dominated the time spent writing a schema with many fields.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
 
 
 def _obj(pairs: list[tuple[str, str]]) -> str:

@@ -29,6 +29,7 @@ from referencing.jsonschema import DRAFT7, Specification, specification_with
 from .base import ParsedSchema, Reference, Resolve, identity_digest
 from .errors import SchemaError
 from .json_model import JsonModel, subschemas
+from .json_text import load_json
 from .references import resolve_references
 
 DRAFTS: tuple[type[Any], ...] = (
@@ -103,10 +104,7 @@ class JsonSchema(ParsedSchema):
 
 
 def _load(text: str, what: str) -> Any:
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise SchemaError(f"Invalid {what}: not valid JSON ({exc})") from exc
+    value = load_json(text, what)
     if not isinstance(value, dict | bool):
         raise SchemaError(f"Invalid {what}: a JSON schema is an object or a boolean, got "
                           f"{type(value).__name__}")
