@@ -13,7 +13,7 @@ working. The REST layer turns every ``RegistryError`` into ``{"error_code", "mes
     │        InvalidCompatibilityLevelError 42203 · InvalidModeError 42204
     │        OperationNotPermittedError 42205 · ReferenceExistsError 42206
     │        IdDoesNotMatchError 42207 · InvalidSubjectError 42208
-    │        SchemaTooLargeError 42209
+    │        SchemaTooLargeError 42209 · InvalidConfigError 422
     └── 5xx  StoreError 50001 · StoreTimeoutError 50002 · ForwardingError 50003
              UnknownLeaderError 50004 · NotReadyError (503, 50001)
 """
@@ -25,6 +25,7 @@ __all__ = [
     "IdDoesNotMatchError",
     "IncompatibleSchemaError",
     "InvalidCompatibilityLevelError",
+    "InvalidConfigError",
     "InvalidModeError",
     "InvalidSchemaError",
     "InvalidSubjectError",
@@ -204,6 +205,12 @@ class InvalidSubjectError(RegistryError):
 
     def __init__(self, subject: str) -> None:
         super().__init__(f"The specified subject '{subject}' is not a valid.")
+
+
+class InvalidConfigError(RegistryError):
+    """A config field of the wrong type (what Confluent's JSON mapping refuses with 422)."""
+
+    status, error_code = 422, 422
 
 
 class SchemaTooLargeError(RegistryError):

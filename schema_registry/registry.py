@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from schema_registry import errors as e
+from schema_registry.config_update import LEVEL_KEYS, config_fields, known_config
 from schema_registry.records import (
     ConfigRecord,
     DeleteSubjectRecord,
@@ -443,10 +444,12 @@ class SchemaRegistry:
             check_subject(subject)
         if not isinstance(body, dict):
             raise e.InvalidCompatibilityLevelError()
-        raw = body.get("compatibility", body.get("compatibilityLevel"))
-        others = {k: v for k, v in body.items()
-                  if k not in ("compatibility", "compatibilityLevel", "subject")}
-        stored = dict(self.state.config(subject) or {})
+        raw = next((body[k] for k in LEVEL_KEYS if body.get(k) is not None), None)
+        others = config_fields(body)  # known fields only, type-checked
+        before = self.state.config(subject) or {}
+        stored = known_config(before)
+        if isinstance(before.get("compatibilityLevel"), str):
+            stored["compatibilityLevel"] = before["compatibilityLevel"]
         if raw is not None:
             if not isinstance(raw, str) or raw.upper() not in COMPATIBILITY_LEVELS:
                 raise e.InvalidCompatibilityLevelError()
@@ -591,5 +594,7 @@ class SchemaRegistry:
 
 
 def _config_view(stored: Mapping[str, Any], level: str) -> dict[str, Any]:
-    view = {k: v for k, v in stored.items() if k not in ("subject", "compatibilityLevel")}
-    return {"compatibilityLevel": stored.get("compatibilityLevel", level), **view}
+    stored_level = stored.get("compatibilityLevel")
+    if not (isinstance(stored_level, str) and stored_level.upper() in COMPATIBILITY_LEVELS):
+        stored_level = level
+    return {"compatibilityLevel": stored_level, **known_config(stored)}

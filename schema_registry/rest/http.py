@@ -115,7 +115,9 @@ def json_body() -> Any:
     if not data.strip():
         return None
     try:
-        return load_json(data, "request body")
+        # Strict JSON, as Confluent's reader: NaN/Infinity would be stored and served back
+        # as text no JSON parser reads.
+        return load_json(data, "request body", allow_nan=False)
     except NestingError as exc:
         raise BadRequestError(400, f"{exc}") from None
     except SchemaError as exc:

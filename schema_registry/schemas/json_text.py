@@ -41,10 +41,17 @@ def check_nesting(value: Any, limit: int = MAX_NESTING) -> None:
                      if isinstance(child, dict | list) and child)
 
 
-def load_json(text: str | bytes, what: str, limit: int = MAX_NESTING) -> Any:
-    """Decode ``text``; ``SchemaError`` for text that is not JSON or nests too deep."""
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_json(text: str | bytes, what: str, limit: int = MAX_NESTING, *,
+              allow_nan: bool = True) -> Any:
+    """Decode ``text``; ``SchemaError`` for text that is not JSON or nests too deep, and
+    (unless ``allow_nan``) for ``NaN``/``Infinity``, which strict JSON does not have."""
     try:
-        value = json.loads(text)
+        value = json.loads(text) if allow_nan else json.loads(text,
+                                                              parse_constant=_no_constant)
     except RecursionError:
         raise NestingError(f"Invalid {what}: it is nested deeper than {limit} levels of "
                            "JSON arrays and objects") from None
