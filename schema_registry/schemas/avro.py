@@ -22,7 +22,7 @@ from fastavro.schema import parse_schema as fastavro_parse
 
 from .avro_canonical import to_canonical, to_normalized
 from .avro_model import AvroParser, AvroType, Named
-from .base import ParsedSchema, Reference, Resolve, identity_digest
+from .base import ParsedSchema, Reference, Resolve
 from .errors import SchemaError
 from .json_text import load_json
 from .references import resolve_references
@@ -64,13 +64,12 @@ class AvroSchema(ParsedSchema):
     def canonical(self) -> str:
         return self._canonical
 
-    def equivalence(self) -> str:
+    def equivalence_text(self) -> str:
         # Java Avro's Schema.equals (what Confluent's AvroSchema.equivalent uses) ignores
         # how names are qualified and the order of properties: the normalized form does too.
         if self._normalized is None:  # computed on demand: most parses never need it
             self._normalized = to_normalized(self.root, set(self._known))
-        return identity_digest(self.schema_type, self._normalized,
-                               sorted(set(self.references)))
+        return self._normalized
 
     @property
     def name(self) -> str | None:

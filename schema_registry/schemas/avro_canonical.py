@@ -28,8 +28,17 @@ LOGICAL_KEYS = ("logicalType", "precision", "scale")
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
+_SORTED_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 def _dumps(value: Any) -> str:
     return _ENCODER.encode(value)
+
+
+def _dumps_sorted(value: Any) -> str:
+    """A property value with its object keys sorted (normalized form: Java Avro compares
+    property values as JSON trees, whose key order does not count)."""
+    return _SORTED_ENCODER.encode(value)
 
 
 def _obj(pairs: list[tuple[str, str]]) -> str:
@@ -110,7 +119,7 @@ class _Canonical:
 
 
 def _sorted_props(props: dict[str, Any], skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    return [(k, _dumps(props[k])) for k in sorted(props) if k not in skip]
+    return [(k, _dumps_sorted(props[k])) for k in sorted(props) if k not in skip]
 
 
 class _Normalized:

@@ -82,8 +82,18 @@ class ParsedSchema:
         """A digest equal for two schemas that mean the same, however written: Confluent's
         ``ParsedSchema.equivalent``, which a lookup (and a registration under the same
         subject) falls back to when no stored schema has the same ``fingerprint()``. Both
-        ``normalize`` forms of a schema have the same value; reference order is ignored."""
-        return identity_digest(self.schema_type, self.canonical(), sorted(set(self.references)))
+        ``normalize`` forms of a schema have the same value; reference order is ignored.
+        Computed once (a benign race may compute it twice)."""
+        cached: str | None = getattr(self, "_equivalence", None)
+        if cached is None:
+            cached = identity_digest(self.schema_type, self.equivalence_text(),
+                                     sorted(set(self.references)))
+            self._equivalence = cached
+        return cached
+
+    def equivalence_text(self) -> str:
+        """The text ``equivalence()`` digests; by default the canonical text."""
+        return self.canonical()
 
     @property
     def name(self) -> str | None:

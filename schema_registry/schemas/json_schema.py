@@ -26,7 +26,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT7, Specification, specification_with
 
-from .base import ParsedSchema, Reference, Resolve, identity_digest
+from .base import ParsedSchema, Reference, Resolve
 from .errors import SchemaError
 from .json_model import JsonModel, subschemas
 from .json_text import load_json
@@ -78,11 +78,10 @@ class JsonSchema(ParsedSchema):
     def canonical(self) -> str:
         return self._canonical
 
-    def equivalence(self) -> str:
+    def equivalence_text(self) -> str:
         # Object key order carries no meaning in JSON Schema (and Jackson's ObjectNode
         # equality, behind Confluent's JsonSchema hash, ignores it): compare sorted keys.
-        return identity_digest(self.schema_type, _sorted_text(self.schema),
-                               sorted(set(self.references)))
+        return _sorted_text(self.schema)
 
     @property
     def name(self) -> str | None:
