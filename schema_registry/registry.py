@@ -544,6 +544,8 @@ class SchemaRegistry:
                    ) -> VersionEntry | None:
         """The newest of ``versions`` stored from the same canonical text as ``parsed``,
         else the newest whose schema is equivalent to it. Caller holds the state lock."""
+        if not versions:
+            return None
         fingerprint = parsed.fingerprint()
         for entry in reversed(versions):
             if fingerprint in self.state.fingerprints_of(entry.id):
