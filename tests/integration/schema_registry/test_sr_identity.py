@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 import requests
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
+from confluent_kafka.schema_registry.json_schema import JSONSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
 
 from schema_registry.service import RegistryService
 
@@ -103,3 +106,26 @@ def test_normalize_in_the_subject_config_applies_to_registration(service):
     stored = json.loads(fresh(service).get_schema(schema_id).schema_str)
     assert stored["name"] == "com.example.User"  # the normalized form was stored
     assert fresh(service).register_schema("users-value", AVRO_REORDERED) == schema_id
+
+
+def _schema_id(payload: bytes) -> int:
+    assert payload[0] == 0  # Confluent's wire format: magic byte, 4-byte id, data
+    return int.from_bytes(payload[1:5], "big")
+
+
+def test_serializers_find_the_registered_schema_through_lookup(service):
+    """Serializers that do not auto-register look their schema up (POST /subjects/{s}):
+    a reordered JSON schema and a normalized Avro lookup both find the registered id."""
+    json_id = fresh(service).register_schema("orders-value", JSON_A)
+    lookup_only = {"auto.register.schemas": False}
+    serializer = JSONSerializer(JSON_B.schema_str, fresh(service), conf=lookup_only)
+    payload = serializer({"id": 7, "note": "hello"},
+                         SerializationContext("orders", MessageField.VALUE))
+    assert _schema_id(payload) == json_id
+
+    avro_id = fresh(service).register_schema("users-value", AVRO, normalize_schemas=True)
+    serializer = AvroSerializer(fresh(service), AVRO_REORDERED.schema_str,
+                                conf={**lookup_only, "normalize.schemas": True})
+    payload = serializer({"name": "ann", "tags": ["a"]},
+                         SerializationContext("users", MessageField.VALUE))
+    assert _schema_id(payload) == avro_id
