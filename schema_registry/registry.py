@@ -196,13 +196,18 @@ class SchemaRegistry:
         """The version of ``subject`` holding the schema in ``body`` (the newest match):
         first one stored from the same canonical text, else one that is equivalent
         (Confluent's ``lookUpSchemaUnderSubject``: MD5 lookup, then ``canLookup``)."""
-        request = SchemaRequest.from_json(body)
-        if not self.state.versions(subject, deleted=deleted):
-            raise e.SubjectNotFoundError(subject)
-        parsed = self._parse(request, self._normalizing(subject, normalize))
-        with self.state.lock:
-            found = self._find_same(parsed, self.state.versions(subject, deleted=deleted))
+        # As Confluent's SubjectsResource: the schema is parsed first (invalid is 42201
+        # whether or not the subject exists); an empty one matches nothing.
+        found = None
+        if not (isinstance(body, dict) and isinstance(body.get("schema"), str)
+                and not body["schema"].strip()):
+            request = SchemaRequest.from_json(body)
+            parsed = self._parse(request, self._normalizing(subject, normalize))
+            with self.state.lock:
+                found = self._find_same(parsed, self.state.versions(subject, deleted=deleted))
         if found is None:
+            if not self.state.versions(subject, deleted=deleted):
+                raise e.SubjectNotFoundError(subject)
             raise e.SchemaNotFoundError()
         return found
 

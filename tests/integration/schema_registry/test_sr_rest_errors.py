@@ -112,6 +112,16 @@ def test_unknown_version_is_40402_and_unknown_schema_40403(api):
                  404, 40402)
 
 
+def test_lookup_parses_first_and_an_empty_schema_matches_nothing(api):
+    # Confluent's SubjectsResource: an invalid schema is 42201 even under an unknown
+    # subject; an empty one is simply not found (40401 / 40403), not "Empty schema".
+    expect_error(api.post("/subjects/nobody", {"schema": "{not json"}), 422, 42201,
+                 "Invalid schema of type AVRO, details: ")
+    expect_error(api.post("/subjects/nobody", {"schema": ""}), 404, 40401)
+    api.register("s", USER_1)
+    expect_error(api.post("/subjects/s", {"schema": " "}), 404, 40403)
+
+
 def test_delete_error_codes_40404_to_40407(api):
     api.register("s", USER_1)
     api.register("s", USER_2)
