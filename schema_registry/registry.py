@@ -370,8 +370,16 @@ class SchemaRegistry:
                     f"{next_version - 1} of subject {subject}")
             else:
                 version = next_version
-        record = SchemaRecord(subject, version, schema_id, parsed.schema_type,
-                              parsed.canonical(), parsed.references, False)
+            # An id already in use keeps its text: the request may have matched it through
+            # the re-parsed form of a text written otherwise (normalized, or by another
+            # registry), and one id must never carry two texts.
+            reused = self.state.schema(schema_id)
+        if reused is not None:
+            record = SchemaRecord(subject, version, schema_id, reused.schema_type,
+                                  reused.schema, reused.references, False)
+        else:
+            record = SchemaRecord(subject, version, schema_id, parsed.schema_type,
+                                  parsed.canonical(), parsed.references, False)
         self.store.write([record])
         stored = self.state.version(subject, version)
         if stored is None or stored.id != schema_id:

@@ -129,3 +129,14 @@ def test_serializers_find_the_registered_schema_through_lookup(service):
     payload = serializer({"name": "ann", "tags": ["a"]},
                          SerializationContext("users", MessageField.VALUE))
     assert _schema_id(payload) == avro_id
+
+
+def test_a_plain_registration_reuses_the_id_of_the_normalized_text(service):
+    """The plain text matches the stored normalized one through its re-parsed form; the
+    id is reused with the text it already has (one id, one text), not a 500."""
+    schema_id = fresh(service).register_schema("users-value", AVRO, normalize_schemas=True)
+    assert fresh(service).register_schema("other-value", AVRO) == schema_id
+    stored = fresh(service).get_version("other-value", 1)
+    assert stored.schema_id == schema_id
+    assert stored.schema.schema_str == fresh(service).get_schema(schema_id).schema_str
+    assert fresh(service).lookup_schema("other-value", AVRO).schema_id == schema_id
