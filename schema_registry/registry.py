@@ -529,7 +529,8 @@ class SchemaRegistry:
     def _parse(self, request: SchemaRequest, normalize: bool) -> ParsedSchema:
         # Confluent's wording (AbstractSchemaRegistry.loadSchema), details our own.
         if request.schema_type not in SCHEMA_TYPES:
-            raise e.InvalidSchemaError(f"Invalid schema type {request.schema_type}")
+            raise e.InvalidSchemaError(f"Invalid schema type {request.schema_type} (this "
+                                       f"registry serves {', '.join(SCHEMA_TYPES)})")
         try:
             return parse_schema(request.schema_type, request.schema, request.references,
                                 self.state.resolve, normalize=normalize)
