@@ -366,8 +366,8 @@ class SchemaRegistry:
                         f"is not permitted: it holds schema id {taken.id}")
             elif request.version > 0 and request.version != next_version:
                 raise e.InvalidSchemaError(
-                    f"Version {request.version} is not one more than the latest version "
-                    f"{next_version - 1} of subject {subject}")
+                    f"Version is not one more than previous version: version "
+                    f"{request.version} given, subject {subject} is at {next_version - 1}")
             else:
                 version = next_version
             # An id already in use keeps its text: the request may have matched it through

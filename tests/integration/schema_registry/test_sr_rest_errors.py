@@ -122,6 +122,12 @@ def test_lookup_parses_first_and_an_empty_schema_matches_nothing(api):
     expect_error(api.post("/subjects/s", {"schema": " "}), 404, 40403)
 
 
+def test_a_version_out_of_sequence_is_42201_in_confluents_words(api):
+    api.register("s", USER_1)
+    expect_error(api.post("/subjects/s/versions", {"schema": USER_2, "version": 5}), 422,
+                 42201, "Version is not one more than previous version")
+
+
 def test_delete_error_codes_40404_to_40407(api):
     api.register("s", USER_1)
     api.register("s", USER_2)
