@@ -169,18 +169,30 @@ class LeaderElector:
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Leave the group (so another instance takes over at once) and stop the thread."""
+        """Leave the group (so another instance takes over at once) and stop the thread,
+        within about ``timeout`` seconds: a leave the log does not answer in time is
+        abandoned (the coordinator then expires the session)."""
+        deadline = time.monotonic() + timeout
         self._stopping.set()
         member_id = self._member_id
         self._set(None)
         if member_id:
-            try:
-                self.backend.leave_group(self.group_id, member_id=member_id)
-            except BackendError as exc:
-                log.info("could not leave group %s: %s", self.group_id, exc)
+            leaving = threading.Thread(target=self._leave, args=(member_id,),
+                                       name="sr-leave-group", daemon=True)
+            leaving.start()
+            leaving.join(timeout)
+            if leaving.is_alive():
+                log.warning("did not leave group %s within %.1f s; its coordinator will "
+                            "expire this member's session", self.group_id, timeout)
         thread, self._thread = self._thread, None
         if thread is not None:
-            thread.join(timeout)
+            thread.join(max(deadline - time.monotonic(), 0.1))
+
+    def _leave(self, member_id: str) -> None:
+        try:
+            self.backend.leave_group(self.group_id, member_id=member_id)
+        except BackendError as exc:
+            log.info("could not leave group %s: %s", self.group_id, exc)
 
     # ------------------------------------------------------------------ queries
 

@@ -13,6 +13,7 @@ working. The REST layer turns every ``RegistryError`` into ``{"error_code", "mes
     │        InvalidCompatibilityLevelError 42203 · InvalidModeError 42204
     │        OperationNotPermittedError 42205 · ReferenceExistsError 42206
     │        IdDoesNotMatchError 42207 · InvalidSubjectError 42208
+    │        SchemaTooLargeError 42209 · InvalidConfigError 422
     └── 5xx  StoreError 50001 · StoreTimeoutError 50002 · ForwardingError 50003
              UnknownLeaderError 50004 · NotReadyError (503, 50001)
 """
@@ -24,6 +25,7 @@ __all__ = [
     "IdDoesNotMatchError",
     "IncompatibleSchemaError",
     "InvalidCompatibilityLevelError",
+    "InvalidConfigError",
     "InvalidModeError",
     "InvalidSchemaError",
     "InvalidSubjectError",
@@ -34,6 +36,7 @@ __all__ = [
     "RegistryConfigError",
     "RegistryError",
     "SchemaNotFoundError",
+    "SchemaTooLargeError",
     "StoreError",
     "StoreTimeoutError",
     "SubjectConfigNotFoundError",
@@ -202,6 +205,18 @@ class InvalidSubjectError(RegistryError):
 
     def __init__(self, subject: str) -> None:
         super().__init__(f"The specified subject '{subject}' is not a valid.")
+
+
+class InvalidConfigError(RegistryError):
+    """A config field of the wrong type (what Confluent's JSON mapping refuses with 422)."""
+
+    status, error_code = 422, 422
+
+
+class SchemaTooLargeError(RegistryError):
+    """The schema's record would exceed the ``_schemas`` topic's ``max.message.bytes``."""
+
+    status, error_code = 422, 42209
 
 
 # ---------------------------------------------------------------------------------- 5xx

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from schema_registry import errors as e
+from schema_registry.config_update import LEVEL_KEYS, config_fields, known_config
 from schema_registry.records import (
     ConfigRecord,
     DeleteSubjectRecord,
@@ -36,6 +37,7 @@ from schema_registry.records import (
 )
 from schema_registry.schemas import (
     COMPATIBILITY_LEVELS,
+    SCHEMA_TYPES,
     ParsedSchema,
     Reference,
     SchemaError,
@@ -99,7 +101,7 @@ class SchemaRequest:
                                        "'schema' field")
         schema = body.get("schema")
         if not isinstance(schema, str) or not schema.strip():
-            raise e.InvalidSchemaError("Empty schema: the request has no 'schema' string")
+            raise e.InvalidSchemaError("Empty schema")
         schema_type = body.get("schemaType") or "AVRO"
         if not isinstance(schema_type, str):
             raise e.InvalidSchemaError(f"Invalid schemaType {schema_type!r}")
@@ -191,17 +193,23 @@ class SchemaRegistry:
 
     def lookup(self, subject: str, body: Any, *, normalize: bool = False,
                deleted: bool = False) -> VersionEntry:
-        """The version of ``subject`` holding the schema in ``body`` (the newest match)."""
-        request = SchemaRequest.from_json(body)
-        if not self.state.versions(subject, deleted=deleted):
-            raise e.SubjectNotFoundError(subject)
-        parsed = self._parse(request, normalize)
-        fingerprint = parsed.fingerprint()
-        with self.state.lock:
-            for entry in reversed(self.state.versions(subject, deleted=deleted)):
-                if self.state.fingerprint_of(entry.id) == fingerprint:
-                    return entry
-        raise e.SchemaNotFoundError()
+        """The version of ``subject`` holding the schema in ``body`` (the newest match):
+        first one stored from the same canonical text, else one that is equivalent
+        (Confluent's ``lookUpSchemaUnderSubject``: MD5 lookup, then ``canLookup``)."""
+        # As Confluent's SubjectsResource: the schema is parsed first (invalid is 42201
+        # whether or not the subject exists); an empty one matches nothing.
+        found = None
+        if not (isinstance(body, dict) and isinstance(body.get("schema"), str)
+                and not body["schema"].strip()):
+            request = SchemaRequest.from_json(body)
+            parsed = self._parse(request, self._normalizing(subject, normalize))
+            with self.state.lock:
+                found = self._find_same(parsed, self.state.versions(subject, deleted=deleted))
+        if found is None:
+            if not self.state.versions(subject, deleted=deleted):
+                raise e.SubjectNotFoundError(subject)
+            raise e.SchemaNotFoundError()
+        return found
 
     def schema_by_id(self, schema_id: int) -> SchemaEntry:
         entry = self.state.schema(schema_id)
@@ -239,9 +247,15 @@ class SchemaRegistry:
         """``{"is_compatible": bool}`` (+ ``messages`` when ``verbose``) for the schema in
         ``body`` against one version (``LATEST`` or a number) or, with ``None``, against
         the live versions the subject's level selects."""
+        # The version is resolved first: a version that does not exist is 40402 whatever
+        # the body says, and whether or not the subject exists (CompatibilityResource).
+        if version is not None and version != LATEST:
+            entry = self.state.version(subject, version)
+            if entry is None or entry.deleted:
+                raise e.VersionNotFoundError(version)
         request = SchemaRequest.from_json(body)
         try:
-            parsed = self._parse(request, normalize)
+            parsed = self._parse(request, self._normalizing(subject, normalize))
         except e.InvalidSchemaError as exc:
             if verbose:
                 return {"is_compatible": False, "messages": [exc.message]}
@@ -256,8 +270,6 @@ class SchemaRegistry:
             else:
                 entry = self.state.version(subject, version)
                 if entry is None or entry.deleted:
-                    if not self.state.versions(subject, deleted=True):
-                        raise e.SubjectNotFoundError(subject)
                     raise e.VersionNotFoundError(version)
                 previous, transitive_ok = [entry], False
             messages = self._incompatibilities(level, parsed, previous,
@@ -316,22 +328,24 @@ class SchemaRegistry:
             raise e.OperationNotPermittedError(f"Subject {subject} is not in import mode")
         if importing and request.id < 0:
             raise e.OperationNotPermittedError(f"Subject {subject} is not in read-write mode")
-        parsed = self._parse(request, normalize)
+        parsed = self._parse(request, self._normalizing(subject, normalize))
         fingerprint = parsed.fingerprint()
         with self.state.lock:
-            all_versions = self.state.versions(subject, deleted=True)
-            live = [v for v in all_versions if not v.deleted]
-            for entry in reversed(live):
-                if self.state.fingerprint_of(entry.id) == fingerprint:
-                    if importing and request.id != entry.id:
-                        raise e.IdDoesNotMatchError(
-                            f"Schema already registered with id {entry.id} instead of input "
-                            f"id {request.id}")
-                    return {"id": entry.id}
+            live = self.state.versions(subject)
+            entry = self._find_same(parsed, live)
+            exact = entry is not None and fingerprint in self.state.fingerprints_of(entry.id)
+            if entry is not None and importing and request.id != entry.id and not exact:
+                entry = None  # an equivalent text may be imported under its own id
+            if entry is not None:
+                if importing and request.id != entry.id:
+                    raise e.IdDoesNotMatchError(
+                        f"Schema already registered with id {entry.id} instead of input "
+                        f"id {request.id}")
+                return {"id": entry.id}
             if importing:
                 schema_id = request.id
                 if self.state.schema(schema_id) is not None and \
-                        self.state.fingerprint_of(schema_id) != fingerprint:
+                        fingerprint not in self.state.fingerprints_of(schema_id):
                     raise e.IdDoesNotMatchError(
                         f"Overwrite new schema with id {schema_id} is not permitted: the id "
                         "is used by a different schema")
@@ -352,12 +366,20 @@ class SchemaRegistry:
                         f"is not permitted: it holds schema id {taken.id}")
             elif request.version > 0 and request.version != next_version:
                 raise e.InvalidSchemaError(
-                    f"Version {request.version} is not one more than the latest version "
-                    f"{next_version - 1} of subject {subject}")
+                    f"Version is not one more than previous version: version "
+                    f"{request.version} given, subject {subject} is at {next_version - 1}")
             else:
                 version = next_version
-        record = SchemaRecord(subject, version, schema_id, parsed.schema_type,
-                              parsed.canonical(), parsed.references, False)
+            # An id already in use keeps its text: the request may have matched it through
+            # the re-parsed form of a text written otherwise (normalized, or by another
+            # registry), and one id must never carry two texts.
+            reused = self.state.schema(schema_id)
+        if reused is not None:
+            record = SchemaRecord(subject, version, schema_id, reused.schema_type,
+                                  reused.schema, reused.references, False)
+        else:
+            record = SchemaRecord(subject, version, schema_id, parsed.schema_type,
+                                  parsed.canonical(), parsed.references, False)
         self.store.write([record])
         stored = self.state.version(subject, version)
         if stored is None or stored.id != schema_id:
@@ -435,10 +457,12 @@ class SchemaRegistry:
             check_subject(subject)
         if not isinstance(body, dict):
             raise e.InvalidCompatibilityLevelError()
-        raw = body.get("compatibility", body.get("compatibilityLevel"))
-        others = {k: v for k, v in body.items()
-                  if k not in ("compatibility", "compatibilityLevel", "subject")}
-        stored = dict(self.state.config(subject) or {})
+        raw = next((body[k] for k in LEVEL_KEYS if body.get(k) is not None), None)
+        others = config_fields(body)  # known fields only, type-checked
+        before = self.state.config(subject) or {}
+        stored = known_config(before)
+        if isinstance(before.get("compatibilityLevel"), str):
+            stored["compatibilityLevel"] = before["compatibilityLevel"]
         if raw is not None:
             if not isinstance(raw, str) or raw.upper() not in COMPATIBILITY_LEVELS:
                 raise e.InvalidCompatibilityLevelError()
@@ -503,11 +527,48 @@ class SchemaRegistry:
     # ================================================================== helpers
 
     def _parse(self, request: SchemaRequest, normalize: bool) -> ParsedSchema:
+        # Confluent's wording (AbstractSchemaRegistry.loadSchema), details our own.
+        if request.schema_type not in SCHEMA_TYPES:
+            raise e.InvalidSchemaError(f"Invalid schema type {request.schema_type} (this "
+                                       f"registry serves {', '.join(SCHEMA_TYPES)})")
         try:
             return parse_schema(request.schema_type, request.schema, request.references,
                                 self.state.resolve, normalize=normalize)
         except SchemaError as exc:
-            raise e.InvalidSchemaError(f"Invalid {request.schema_type} schema: {exc}") from None
+            raise e.InvalidSchemaError(f"Invalid schema of type {request.schema_type}, "
+                                       f"details: {exc}") from None
+        except RecursionError:
+            # load_json bounds each document's nesting; references can still chain deep.
+            raise e.InvalidSchemaError(
+                f"Invalid schema of type {request.schema_type}, details: it nests too "
+                "deeply (through its references) to be processed") from None
+
+    def _normalizing(self, subject: str | None, requested: bool) -> bool:
+        """``normalize`` as asked, else as the subject's (or global) config says, as in
+        Confluent's resources (``normalize || config.isNormalize()``)."""
+        if requested:
+            return True
+        for scope in ((subject, None) if subject is not None else (None,)):
+            config = self.state.config(scope)
+            if config is not None and isinstance(config.get("normalize"), bool):
+                return config["normalize"]
+        return False
+
+    def _find_same(self, parsed: ParsedSchema, versions: list[VersionEntry]
+                   ) -> VersionEntry | None:
+        """The newest of ``versions`` stored from the same canonical text as ``parsed``,
+        else the newest whose schema is equivalent to it. Caller holds the state lock."""
+        if not versions:
+            return None
+        fingerprint = parsed.fingerprint()
+        for entry in reversed(versions):
+            if fingerprint in self.state.fingerprints_of(entry.id):
+                return entry
+        equivalence = parsed.equivalence()
+        for entry in reversed(versions):
+            if self.state.equivalence_of(entry.id) == equivalence:
+                return entry
+        return None
 
     def _incompatibilities(self, level: str, new: ParsedSchema,
                            previous: list[VersionEntry], *, transitive: bool) -> list[str]:
@@ -549,5 +610,7 @@ class SchemaRegistry:
 
 
 def _config_view(stored: Mapping[str, Any], level: str) -> dict[str, Any]:
-    view = {k: v for k, v in stored.items() if k not in ("subject", "compatibilityLevel")}
-    return {"compatibilityLevel": stored.get("compatibilityLevel", level), **view}
+    stored_level = stored.get("compatibilityLevel")
+    if not (isinstance(stored_level, str) and stored_level.upper() in COMPATIBILITY_LEVELS):
+        stored_level = level
+    return {"compatibilityLevel": stored_level, **known_config(stored)}

@@ -21,6 +21,10 @@ __all__ = ["RegistryServer", "bind_listener"]
 log = logging.getLogger(__name__)
 
 DEFAULT_THREADS = 8
+#: waitress buffers a whole body before the app sees it; past this it answers 413 itself
+#: without reading the body. The app refuses anything over the schemas topic's
+#: ``max.message.bytes`` (1 MiB by default) with its own JSON 413 well below this.
+MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
 def bind_listener(host: str, port: int) -> socket.socket:
@@ -38,7 +42,8 @@ class RegistryServer:
         self._map: dict[int, Any] = {}
         self._server = create_server(app, map=self._map, sockets=[sock], threads=threads,
                                      ident="ferry-schema-registry",
-                                     clear_untrusted_proxy_headers=True)
+                                     clear_untrusted_proxy_headers=True,
+                                     max_request_body_size=MAX_BODY_BYTES)
         self.host, self.port = sock.getsockname()[:2]
         self._thread: threading.Thread | None = None
         self._stopped = False

@@ -23,6 +23,7 @@ What runs: the ``_schemas`` reader thread (``SchemaStore``), the leader election
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
@@ -42,7 +43,14 @@ __all__ = ["RegistryService"]
 
 log = logging.getLogger(__name__)
 
+#: The whole of ``stop()``: requests still running after their share of it are abandoned
+#: (their threads are daemons), so a request stuck on the log never holds a SIGTERM up.
 STOP_TIMEOUT_S = 5.0
+#: The share of ``stop()``'s time that requests in progress get to finish.
+REQUEST_GRACE_SHARE = 0.6
+#: The least each later step (leave the group, stop the reader) gets, however long the
+#: requests took.
+MIN_STEP_S = 0.5
 
 
 class RegistryService:
@@ -139,17 +147,23 @@ class RegistryService:
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop serving, leave the group (another instance takes over at once), stop the
-        reader and close the log if this service opened it."""
+        reader and close the log if this service opened it; all within about ``timeout``
+        seconds (each later step gets at least ``MIN_STEP_S``)."""
         if self._stopped or not self._started:
             self._stopped = True
             return
         self._stopped = True
+        deadline = time.monotonic() + timeout
+
+        def remaining() -> float:
+            return max(deadline - time.monotonic(), MIN_STEP_S)
+
         if self.server is not None:
-            self.server.stop(timeout)
+            self.server.stop(timeout * REQUEST_GRACE_SHARE)
         if self.elector is not None:
-            self.elector.stop(timeout)
+            self.elector.stop(remaining())
         if self.store is not None:
-            self.store.stop(timeout)
+            self.store.stop(remaining())
         self._close_backend()
         log.info("Schema Registry on %s stopped", self.url)
 

@@ -23,8 +23,6 @@ log; by the time anyone asks, the whole topic has been read.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import threading
 from collections.abc import Iterable
@@ -48,6 +46,7 @@ from schema_registry.schemas import (
     UnresolvedReferenceError,
     parse_schema,
 )
+from schema_registry.schemas.base import identity_digest
 
 __all__ = ["RegistryState", "SchemaEntry", "VersionEntry"]
 
@@ -92,7 +91,7 @@ class RegistryState:
         self._modes: dict[str | None, str] = {}
         self._max_id = 0
         self._parsed: dict[int, ParsedSchema] = {}
-        self._fingerprints: dict[int, str] = {}
+        self._fingerprints: dict[int, frozenset[str]] = {}
         self._ids_by_fingerprint: dict[str, int] = {}
         self._unindexed: set[int] = set()
 
@@ -178,13 +177,14 @@ class RegistryState:
         self._schemas.pop(schema_id, None)
         self._parsed.pop(schema_id, None)
         self._unindexed.discard(schema_id)
-        fingerprint = self._fingerprints.pop(schema_id, None)
-        if fingerprint is not None and self._ids_by_fingerprint.get(fingerprint) == schema_id:
+        for fingerprint in self._fingerprints.pop(schema_id, frozenset()):
+            if self._ids_by_fingerprint.get(fingerprint) != schema_id:
+                continue
             del self._ids_by_fingerprint[fingerprint]
-            for other, other_fp in self._fingerprints.items():  # another id, same schema
-                if other_fp == fingerprint:
-                    self._ids_by_fingerprint[fingerprint] = other
-                    break
+            others = [other for other, prints in self._fingerprints.items()
+                      if fingerprint in prints]  # another id, same schema
+            if others:
+                self._ids_by_fingerprint[fingerprint] = min(others)
 
     # ------------------------------------------------------------------ subjects and versions
 
@@ -264,11 +264,22 @@ class RegistryState:
             self._parsed[schema_id] = parsed
             return parsed
 
-    def fingerprint_of(self, schema_id: int) -> str | None:
-        """The identity fingerprint of a stored schema (None for an unknown id)."""
+    def fingerprints_of(self, schema_id: int) -> frozenset[str]:
+        """The exact-identity fingerprints of a stored schema (empty for an unknown id): the
+        digest of its text as stored (what a request's ``fingerprint()`` equals when it was
+        registered from the same text, normalized or not, as Confluent's MD5 lookup) and,
+        if the text parses, the fingerprint of its re-parsed canonical form (which matches
+        texts stored by other writers, e.g. Confluent's own ``_schemas`` topic)."""
         with self.lock:
             self._index_pending()
-            return self._fingerprints.get(schema_id)
+            return self._fingerprints.get(schema_id, frozenset())
+
+    def equivalence_of(self, schema_id: int) -> str | None:
+        """``ParsedSchema.equivalence()`` of a stored schema; None if it does not parse."""
+        try:
+            return self.parsed(schema_id).equivalence()
+        except (KeyError, SchemaError):
+            return None
 
     def id_for_fingerprint(self, fingerprint: str) -> int | None:
         """The id of a stored schema with this fingerprint (the lowest such id)."""
@@ -279,18 +290,19 @@ class RegistryState:
     def _index_pending(self) -> None:
         for schema_id in sorted(self._unindexed):
             entry = self._schemas[schema_id]
+            prints = {identity_digest(entry.schema_type, entry.schema, entry.references)}
             try:
-                fingerprint = self.parsed(schema_id).fingerprint()
+                prints.add(self.parsed(schema_id).fingerprint())
             except SchemaError as exc:
                 # e.g. a schema type this registry cannot parse: it keeps its id and is
                 # served, but only byte-identical text matches it.
                 log.warning("stored schema %d does not parse (%s); it is matched by its "
                             "exact text only", schema_id, exc)
-                fingerprint = _raw_fingerprint(entry)
-            self._fingerprints[schema_id] = fingerprint
-            current = self._ids_by_fingerprint.get(fingerprint)
-            if current is None or schema_id < current:
-                self._ids_by_fingerprint[fingerprint] = schema_id
+            self._fingerprints[schema_id] = frozenset(prints)
+            for fingerprint in prints:
+                current = self._ids_by_fingerprint.get(fingerprint)
+                if current is None or schema_id < current:
+                    self._ids_by_fingerprint[fingerprint] = schema_id
         self._unindexed.clear()
 
     # ------------------------------------------------------------------ config and mode
@@ -310,8 +322,3 @@ class RegistryState:
         with self.lock:
             return [s for s in self._configs if s is not None]
 
-
-def _raw_fingerprint(entry: SchemaEntry) -> str:
-    payload = json.dumps(["raw", entry.schema_type, entry.schema,
-                          [r.to_json() for r in entry.references]], separators=(",", ":"))
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()

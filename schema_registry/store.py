@@ -17,6 +17,7 @@ cannot be reached gives ``StoreError`` / ``StoreTimeoutError``, never a hang.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -26,10 +27,16 @@ from core.backends import LogBackend, OffsetSpec, ProducerRecord, TopicPartition
 from core.backends.errors import (
     BackendError,
     OffsetOutOfRangeError,
+    RecordTooLargeError,
     TopicExistsError,
     UnknownTopicError,
 )
-from schema_registry.errors import RegistryConfigError, StoreError, StoreTimeoutError
+from schema_registry.errors import (
+    RegistryConfigError,
+    SchemaTooLargeError,
+    StoreError,
+    StoreTimeoutError,
+)
 from schema_registry.records import MalformedRecordError, Record, decode_record, encode_record
 from schema_registry.state import RegistryState
 
@@ -39,6 +46,11 @@ log = logging.getLogger(__name__)
 
 #: How long the reader's fetch waits for new records before looping (shutdown latency).
 POLL_MAX_WAIT_MS = 500
+#: Kafka's default ``max.message.bytes``, assumed until the topic's own value is known.
+DEFAULT_MAX_MESSAGE_BYTES = 1048588
+#: What a record batch adds to its records' keys and values (header and per-record framing,
+#: generously), for the size check before a write.
+BATCH_OVERHEAD_BYTES = 256
 #: Pause after a failed backend call before the reader tries again.
 RETRY_BACKOFF_S = 1.0
 
@@ -57,6 +69,7 @@ class SchemaStore:
         self._replication_factor = replication_factor
         self._skip_validation = skip_validation
         self._cond = threading.Condition()
+        self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES  # the topic's, once checked
         self._position = 0          # next offset the reader will apply
         self._bootstrap_target: int | None = None
         self._ready = False
@@ -136,6 +149,9 @@ class SchemaStore:
             except TopicExistsError:
                 pass  # another instance created it first
             description = self.backend.describe_topic(self.topic)
+        with contextlib.suppress(ValueError):  # nonsense from a backend: Kafka's default
+            self.max_message_bytes = int(description.configs.get(
+                "max.message.bytes", DEFAULT_MAX_MESSAGE_BYTES))
         if not self._skip_validation:
             partitions = len(description.partitions)
             if partitions != 1:
@@ -154,16 +170,27 @@ class SchemaStore:
 
     def write(self, records: Sequence[Record], timeout: float | None = None) -> int:
         """Append ``records`` (in order, one batch) and wait until this store's reader has
-        applied them. Returns the offset of the last one. Raises ``StoreError`` if the log
-        refused or could not be reached, ``StoreTimeoutError`` if the records were written
-        but not read back in time."""
+        applied them. Returns the offset of the last one. Raises ``SchemaTooLargeError``
+        (before writing) if they would exceed the topic's ``max.message.bytes``,
+        ``StoreError`` if the log refused or could not be reached, ``StoreTimeoutError``
+        if the records were written but not read back in time."""
         timeout = self.timeout_s if timeout is None else timeout
         payload = []
+        size = BATCH_OVERHEAD_BYTES
         for record in records:
             key, value = encode_record(record)
             payload.append(ProducerRecord(key=key, value=value, partition=0))
+            size += len(key) + len(value or b"") + 32
+        if size > self.max_message_bytes:
+            raise SchemaTooLargeError(
+                f"Write failed because schema is too large: its record takes about {size} "
+                f"bytes and the {self.topic} topic accepts {self.max_message_bytes} "
+                f"(max.message.bytes)")
         try:
             landed = self.backend.produce(self.topic, payload)
+        except RecordTooLargeError as exc:
+            raise SchemaTooLargeError(
+                f"Write failed because schema is too large: {exc}") from exc
         except BackendError as exc:
             raise StoreError(f"Error while writing to the {self.topic} topic: {exc}") from exc
         last = landed[-1].offset

@@ -6,6 +6,9 @@ the leader or forwards them there. Every error leaves as ``{"error_code", "messa
 registry errors with Confluent's codes, unknown routes as ``{"error_code":404,
 "message":"HTTP 404 Not Found"}``, anything unexpected as 500 (logged).
 
+A request body larger than the ``_schemas`` topic's ``max.message.bytes`` is refused with
+413 before it is parsed.
+
 Until the instance has read the ``_schemas`` topic to its end, requests wait a moment and
 then get 503 ``{"error_code":50001, ...}`` saying why (``GET /`` always answers).
 """
@@ -25,7 +28,13 @@ from schema_registry.cluster import FORWARDED_HEADER, ForwardedResponse, WriteRo
 from schema_registry.errors import NotReadyError, RegistryError
 from schema_registry.forwarding import forward_request
 from schema_registry.registry import SchemaRegistry
-from schema_registry.rest.http import V1_JSON, RawPathMiddleware, json_response, response_type
+from schema_registry.rest.http import (
+    V1_JSON,
+    BadRequestError,
+    RawPathMiddleware,
+    json_response,
+    response_type,
+)
 from schema_registry.rest.response_cache import ResponseCache
 from schema_registry.store import SchemaStore
 
@@ -61,6 +70,7 @@ def create_app(context: RestContext) -> Flask:
         RawPathMiddleware(app.wsgi_app), lambda: context.store.position,
         lambda: context.store.ready)
     app.before_request(_check_ready)
+    app.before_request(_limit_body)
     app.register_error_handler(RegistryError, _registry_error)
     app.register_error_handler(BackendError, _backend_error)
     app.register_error_handler(HTTPException, _http_error)
@@ -108,6 +118,20 @@ def _check_ready() -> None:
     store = context().store
     if not store.ready and not store.wait_ready(context().ready_wait_s):
         raise NotReadyError(f"The schema registry is not ready: {store.problem}")
+
+
+def _limit_body() -> None:
+    """A body larger than the schemas topic's ``max.message.bytes`` is 413 before it is
+    parsed: no record made from it could be stored (and parsing megabytes of schema only
+    to fail at the write would tie up a request thread). A body sent without a length is
+    cut off at the same size by werkzeug's 413."""
+    limit = context().store.max_message_bytes
+    length = request.content_length
+    if length is not None and length > limit:
+        raise BadRequestError(413, f"HTTP 413 Request Entity Too Large: the body has {length} "
+                                   f"bytes; the schemas topic accepts records of at most "
+                                   f"{limit} bytes (max.message.bytes)")
+    request.max_content_length = limit
 
 
 def _error(status: int, code: int, message: str) -> Response:

@@ -4,7 +4,8 @@
   ``application/vnd.schemaregistry.v1+json``, ``application/vnd.schemaregistry+json``,
   ``application/json`` or ``application/octet-stream`` (or carry none); anything else is
   415. Responses are v1 unless ``Accept`` prefers the vendor type or plain JSON; an
-  ``Accept`` that allows none of them is 406.
+  ``Accept`` that allows none of them is 406. ``Accept`` is read as leniently as Jersey
+  reads it (``accept.negotiate``: the JDK's ``*; q=.2`` is accepted).
 * **Subjects containing "/"** arrive as ``%2F``, which WSGI servers decode before routing.
   ``RawPathMiddleware`` rebuilds the path from the raw request URI so that a ``%2F`` (and
   a ``%25``) stays escaped inside its segment; views call ``path_arg`` to unescape it.
@@ -22,6 +23,8 @@ from urllib.parse import unquote, unquote_to_bytes, urlsplit
 from flask import Response, current_app, request
 
 from schema_registry.errors import RegistryError
+from schema_registry.rest.accept import negotiate
+from schema_registry.schemas import NestingError, SchemaError, load_json
 
 __all__ = [
     "ACCEPTED_REQUEST_TYPES",
@@ -42,6 +45,8 @@ V1_JSON = "application/vnd.schemaregistry.v1+json"
 VND_JSON = "application/vnd.schemaregistry+json"
 PLAIN_JSON = "application/json"
 RESPONSE_TYPES = (V1_JSON, VND_JSON, PLAIN_JSON)
+#: Confluent's ``@Produces`` qualities (``Versions.java``) for ``negotiate``.
+_OFFERS = ((V1_JSON, 1.0), (VND_JSON, 0.9), (PLAIN_JSON, 0.5))
 ACCEPTED_REQUEST_TYPES = frozenset((V1_JSON, VND_JSON, PLAIN_JSON, "application/octet-stream"))
 
 
@@ -87,7 +92,7 @@ def response_type() -> str:
     """The negotiated response content type; 406 if ``Accept`` allows none."""
     if not request.headers.get("Accept", "").strip():
         return V1_JSON
-    best = request.accept_mimetypes.best_match(RESPONSE_TYPES)
+    best = negotiate(request.headers.get("Accept", ""), _OFFERS)
     if best is None:
         raise BadRequestError(406, "HTTP 406 Not Acceptable")
     return best
@@ -110,9 +115,14 @@ def json_body() -> Any:
     if not data.strip():
         return None
     try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequestError(400, f"The request body is not valid JSON: {exc}") from None
+        # Strict JSON, as Confluent's reader: NaN/Infinity would be stored and served back
+        # as text no JSON parser reads.
+        return load_json(data, "request body", allow_nan=False)
+    except NestingError as exc:
+        raise BadRequestError(400, f"{exc}") from None
+    except SchemaError as exc:
+        raise BadRequestError(400, f"The request body is not valid JSON: "
+                                   f"{exc.__cause__ or exc}") from None
 
 
 def bool_arg(name: str, *aliases: str, default: bool = False) -> bool:

@@ -10,18 +10,22 @@ from .base import ParsedSchema, Reference, Resolve
 from .compatibility import COMPATIBILITY_LEVELS, check_compatibility
 from .errors import SchemaError, UnresolvedReferenceError
 from .json_schema import JsonSchema
+from .json_text import MAX_NESTING, NestingError, load_json
 from .parse import SCHEMA_TYPES, parse_schema
 
 __all__ = [
     "COMPATIBILITY_LEVELS",
+    "MAX_NESTING",
     "SCHEMA_TYPES",
     "AvroSchema",
     "JsonSchema",
+    "NestingError",
     "ParsedSchema",
     "Reference",
     "Resolve",
     "SchemaError",
     "UnresolvedReferenceError",
     "check_compatibility",
+    "load_json",
     "parse_schema",
 ]

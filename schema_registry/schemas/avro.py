@@ -14,7 +14,6 @@ aliases, which would merge schemas Confluent keeps apart.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +24,7 @@ from .avro_canonical import to_canonical, to_normalized
 from .avro_model import AvroParser, AvroType, Named
 from .base import ParsedSchema, Reference, Resolve
 from .errors import SchemaError
+from .json_text import load_json
 from .references import resolve_references
 
 # What fastavro raises for schemas it cannot use (it reports some problems as KeyError or
@@ -49,8 +49,12 @@ class AvroSchema(ParsedSchema):
         canonical: str,
         fastavro_schema: Any,
         fastavro_named_schemas: dict[str, Any],
+        known: frozenset[str] = frozenset(),
+        normalized: str | None = None,
     ) -> None:
         super().__init__(raw, references)
+        self._known = known  # named types that came from references
+        self._normalized = normalized
         self.root = root
         self._defined = defined
         self._canonical = canonical
@@ -59,6 +63,13 @@ class AvroSchema(ParsedSchema):
 
     def canonical(self) -> str:
         return self._canonical
+
+    def equivalence_text(self) -> str:
+        # Java Avro's Schema.equals (what Confluent's AvroSchema.equivalent uses) ignores
+        # how names are qualified and the order of properties: the normalized form does too.
+        if self._normalized is None:  # computed on demand: most parses never need it
+            self._normalized = to_normalized(self.root, set(self._known))
+        return self._normalized
 
     @property
     def name(self) -> str | None:
@@ -70,13 +81,6 @@ class AvroSchema(ParsedSchema):
         return self._defined
 
 
-def _load_json(text: str, what: str) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise SchemaError(f"Invalid {what}: not valid JSON ({exc})") from exc
-
-
 def parse_avro(
     schema: str,
     references: Sequence[Reference] = (),
@@ -85,13 +89,13 @@ def parse_avro(
     normalize: bool = False,
 ) -> AvroSchema:
     """Parse and validate an Avro schema; SchemaError names what is wrong."""
-    value = _load_json(schema, "Avro schema")
+    value = load_json(schema, "Avro schema")
     parser = AvroParser()
     named_schemas: dict[str, Any] = {}
     for resolved in resolve_references(references, resolve, "AVRO"):
         ref = resolved.reference
         label = f"referenced schema '{ref.name}' (subject '{ref.subject}' version {ref.version})"
-        ref_value = _load_json(resolved.schema, label)
+        ref_value = load_json(resolved.schema, label)
         try:
             parser.parse(ref_value)
         except SchemaError as exc:
@@ -102,12 +106,12 @@ def parse_avro(
     fastavro_schema = _fastavro(value, named_schemas, "Avro schema")
     defined = tuple(n for n in parser.names if n not in known)
     if normalize:
-        canonical = to_normalized(root, known)
+        canonical = normalized = to_normalized(root, known)
         references = sorted(set(references))
     else:
-        canonical = to_canonical(root, known)
+        canonical, normalized = to_canonical(root, known), None
     return AvroSchema(schema, references, root, defined, canonical, fastavro_schema,
-                      named_schemas)
+                      named_schemas, frozenset(known), normalized)
 
 
 def _fastavro(value: Any, named_schemas: dict[str, Any], label: str) -> Any:

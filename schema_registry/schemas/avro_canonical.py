@@ -23,8 +23,22 @@ from .avro_model import Array, AvroType, Enum, Fixed, Map, Named, Record, Union
 LOGICAL_KEYS = ("logicalType", "precision", "scale")
 
 
+# One encoder for every call: json.dumps with options builds a new encoder each time, which
+# dominated the time spent writing a schema with many fields.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+_SORTED_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(value)
+
+
+def _dumps_sorted(value: Any) -> str:
+    """A property value with its object keys sorted (normalized form: Java Avro compares
+    property values as JSON trees, whose key order does not count)."""
+    return _SORTED_ENCODER.encode(value)
 
 
 def _obj(pairs: list[tuple[str, str]]) -> str:
@@ -105,7 +119,7 @@ class _Canonical:
 
 
 def _sorted_props(props: dict[str, Any], skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    return [(k, _dumps(props[k])) for k in sorted(props) if k not in skip]
+    return [(k, _dumps_sorted(props[k])) for k in sorted(props) if k not in skip]
 
 
 class _Normalized:

@@ -15,6 +15,7 @@ digits or ``_`` (Unicode letters count, as Java's ``Character.isLetter`` does).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,12 +81,14 @@ class Field:
 class Record(Named):
     fields: list[Field] = field(default_factory=list)
     is_error: bool = False
+    # Index for field_named, rebuilt when ``fields`` has grown; a scan per lookup would
+    # make compatibility checks quadratic in the number of fields.
+    _by_name: dict[str, Field] = field(default_factory=dict, repr=False)
 
     def field_named(self, name: str) -> Field | None:
-        for f in self.fields:
-            if f.name == name:
-                return f
-        return None
+        if len(self._by_name) != len(self.fields):
+            self._by_name = {f.name: f for f in self.fields}
+        return self._by_name.get(name)
 
 
 @dataclass(eq=False)
@@ -254,6 +257,7 @@ class AvroParser:
         fields = value.get("fields")
         if not isinstance(fields, list):
             raise SchemaError(f"Record '{node.fullname}' at {path or '/'} has no 'fields' array")
+        seen: set[str] = set()  # a set, not field_named: parsing stays linear in fields
         for i, raw in enumerate(fields):
             where = f"{path}/fields/{i}"
             if not isinstance(raw, dict):
@@ -262,8 +266,9 @@ class AvroParser:
             if not isinstance(name, str) or not valid_name(name):
                 raise SchemaError(f"Field at {where} of '{node.fullname}' has an invalid name "
                                   f"{_show(name)}")
-            if node.field_named(name) is not None:
+            if name in seen:
                 raise SchemaError(f"Duplicate field '{name}' in record '{node.fullname}'")
+            seen.add(name)
             if "type" not in raw:
                 raise SchemaError(f"Field '{name}' of '{node.fullname}' has no 'type'")
             order = raw.get("order", "ascending")
@@ -294,7 +299,7 @@ class AvroParser:
         for symbol in symbols:
             if not isinstance(symbol, str) or not valid_name(symbol):
                 raise SchemaError(f"Enum '{node.fullname}' has an invalid symbol {_show(symbol)}")
-        duplicates = sorted({s for s in symbols if symbols.count(s) > 1})
+        duplicates = sorted(s for s, n in Counter(symbols).items() if n > 1)
         if duplicates:
             raise SchemaError(f"Enum '{node.fullname}' has duplicate symbols: "
                               f"{', '.join(duplicates)}")

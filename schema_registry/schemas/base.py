@@ -41,6 +41,14 @@ class Reference:
         return {"name": self.name, "subject": self.subject, "version": self.version}
 
 
+def identity_digest(schema_type: str, text: str, references: Sequence[Reference]) -> str:
+    """SHA-256 hex digest of a schema's type, text and references: the exact-identity key
+    (Confluent's MD5 of the stored schema string and references)."""
+    payload = json.dumps([schema_type, text, [r.to_json() for r in references]],
+                         separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
 # resolve(ref) -> (schema_type, schema_text, references of that schema). Raises SchemaError
 # (typically UnresolvedReferenceError) when the subject/version does not exist.
 Resolve = Callable[[Reference], tuple[str, str, Sequence[Reference]]]
@@ -68,12 +76,24 @@ class ParsedSchema:
 
     def fingerprint(self) -> str:
         """A stable SHA-256 hex digest of type, canonical text and references."""
-        payload = json.dumps(
-            [self.schema_type, self.canonical(), [r.to_json() for r in self.references]],
-            separators=(",", ":"),
-            ensure_ascii=False,
-        )
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        return identity_digest(self.schema_type, self.canonical(), self.references)
+
+    def equivalence(self) -> str:
+        """A digest equal for two schemas that mean the same, however written: Confluent's
+        ``ParsedSchema.equivalent``, which a lookup (and a registration under the same
+        subject) falls back to when no stored schema has the same ``fingerprint()``. Both
+        ``normalize`` forms of a schema have the same value; reference order is ignored.
+        Computed once (a benign race may compute it twice)."""
+        cached: str | None = getattr(self, "_equivalence", None)
+        if cached is None:
+            cached = identity_digest(self.schema_type, self.equivalence_text(),
+                                     sorted(set(self.references)))
+            self._equivalence = cached
+        return cached
+
+    def equivalence_text(self) -> str:
+        """The text ``equivalence()`` digests; by default the canonical text."""
+        return self.canonical()
 
     @property
     def name(self) -> str | None:

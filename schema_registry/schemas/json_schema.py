@@ -29,6 +29,7 @@ from referencing.jsonschema import DRAFT7, Specification, specification_with
 from .base import ParsedSchema, Reference, Resolve
 from .errors import SchemaError
 from .json_model import JsonModel, subschemas
+from .json_text import load_json
 from .references import resolve_references
 
 DRAFTS: tuple[type[Any], ...] = (
@@ -77,6 +78,11 @@ class JsonSchema(ParsedSchema):
     def canonical(self) -> str:
         return self._canonical
 
+    def equivalence_text(self) -> str:
+        # Object key order carries no meaning in JSON Schema (and Jackson's ObjectNode
+        # equality, behind Confluent's JsonSchema hash, ignores it): compare sorted keys.
+        return _sorted_text(self.schema)
+
     @property
     def name(self) -> str | None:
         title = self.schema.get("title") if isinstance(self.schema, dict) else None
@@ -97,10 +103,7 @@ class JsonSchema(ParsedSchema):
 
 
 def _load(text: str, what: str) -> Any:
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise SchemaError(f"Invalid {what}: not valid JSON ({exc})") from exc
+    value = load_json(text, what)
     if not isinstance(value, dict | bool):
         raise SchemaError(f"Invalid {what}: a JSON schema is an object or a boolean, got "
                           f"{type(value).__name__}")
@@ -149,11 +152,15 @@ def parse_json_schema(
     registry: Registry[Any] = Registry().with_resources(resources)
     _check_refs(value, registry.resolver(base_uri=base), _specification(value), references)
     if normalize:
-        canonical = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        canonical = _sorted_text(value)
         references = sorted(set(references))
     else:
         canonical = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return JsonSchema(schema, references, value, registry, base, canonical)
+
+
+def _sorted_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def _check_refs(root: Any, resolver: Any, spec: Specification[Any],

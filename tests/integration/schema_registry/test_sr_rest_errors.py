@@ -112,6 +112,22 @@ def test_unknown_version_is_40402_and_unknown_schema_40403(api):
                  404, 40402)
 
 
+def test_lookup_parses_first_and_an_empty_schema_matches_nothing(api):
+    # Confluent's SubjectsResource: an invalid schema is 42201 even under an unknown
+    # subject; an empty one is simply not found (40401 / 40403), not "Empty schema".
+    expect_error(api.post("/subjects/nobody", {"schema": "{not json"}), 422, 42201,
+                 "Invalid schema of type AVRO, details: ")
+    expect_error(api.post("/subjects/nobody", {"schema": ""}), 404, 40401)
+    api.register("s", USER_1)
+    expect_error(api.post("/subjects/s", {"schema": " "}), 404, 40403)
+
+
+def test_a_version_out_of_sequence_is_42201_in_confluents_words(api):
+    api.register("s", USER_1)
+    expect_error(api.post("/subjects/s/versions", {"schema": USER_2, "version": 5}), 422,
+                 42201, "Version is not one more than previous version")
+
+
 def test_delete_error_codes_40404_to_40407(api):
     api.register("s", USER_1)
     api.register("s", USER_2)
@@ -162,11 +178,12 @@ def test_incompatible_schema_lists_every_incompatibility(api):
 
 
 @pytest.mark.parametrize(("body", "fragment"), [
-    ({"schema": "{not json"}, "Invalid AVRO schema"),
+    ({"schema": "{not json"}, "Invalid schema of type AVRO, details: "),
     ({"schema": json.dumps({"type": "record", "name": "R", "fields": [
         {"name": "x", "type": "int32"}]})}, "int32"),
-    ({"schema": '{"type":"object"}', "schemaType": "XML"}, "XML"),
+    ({"schema": '{"type":"object"}', "schemaType": "XML"}, "Invalid schema type XML"),
     ({"schema": ""}, "Empty schema"),
+    ({"schema": "   "}, "Empty schema"),
     ({}, "schema"),
     ({"schema": USER_1, "references": [{"name": "X", "subject": "missing", "version": 1}]},
      "missing"),
@@ -261,6 +278,9 @@ def test_foreign_content_type_is_415_and_bad_json_400(api):
 @pytest.mark.parametrize(("accept", "expected"), [
     (None, V1), ("*/*", V1), (V1, V1), (VND, VND), (JSON_TYPE, JSON_TYPE),
     (f"{V1}, {VND}, {JSON_TYPE}", V1), (f"{JSON_TYPE}, {VND};q=0.9", JSON_TYPE),
+    # The JDK HttpURLConnection default: a bare "*" and q-values without a leading 0.
+    ("text/html, image/gif, image/jpeg, *; q=.2, */*; q=.2", V1),
+    (f"text/html, {JSON_TYPE}; q=.5", JSON_TYPE), (f"{VND}; q=1., {V1}; q=.9", VND),
 ])
 def test_response_content_type_negotiation(api, accept, expected):
     response = api.get("/subjects", headers={"Accept": accept} if accept else {})
@@ -352,5 +372,11 @@ def test_config_put_get_delete(api):
 def test_compatibility_of_an_unknown_subject_is_true_for_latest(api):
     response = api.post("/compatibility/subjects/nobody/versions/latest", {"schema": USER_1})
     assert response.json() == {"is_compatible": True}
-    expect_error(api.post("/compatibility/subjects/nobody/versions/1", {"schema": USER_1}),
-                 404, 40401)
+    # A numbered version that does not exist is 40402, subject or not (Confluent's
+    # CompatibilityResource), and is checked before the body.
+    assert expect_error(api.post("/compatibility/subjects/nobody/versions/1",
+                                 {"schema": USER_1}), 404, 40402) == "Version 1 not found."
+    expect_error(api.post("/compatibility/subjects/nobody/versions/1", {"schema": ""}),
+                 404, 40402)
+    expect_error(api.post("/compatibility/subjects/nobody/versions/latest", {"schema": ""}),
+                 422, 42201, "Empty schema")
