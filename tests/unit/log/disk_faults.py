@@ -2,7 +2,7 @@
 
 A real full file system (a small tmpfs) cannot target one write site, such as the index
 write that follows a successful log write, so the unit tests wrap the ``os`` functions the
-storage engine calls. The integration test (tests/integration/broker/test_disk_full.py)
+storage engine calls. The integration test (tests/integration/broker/test_broker_disk_full.py)
 uses a real tmpfs.
 """
 
