@@ -14,15 +14,19 @@ import logging
 import signal
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.broker.config import BrokerConfig, BrokerConfigError
-from core.broker.connection import BrokerConnection
+from core.broker.connection import BrokerConnection, ConnectionLimits, close_worker_loops
+from core.broker.connection_quotas import ConnectionQuotas, parse_overrides
+from core.broker.log_limit import RateLimitedLog, limit_loop_exceptions
 from core.broker.memory import tune_malloc_for_large_buffers
 from core.broker.meta import load_or_create_meta
 from core.broker.producer_state import ProducerStateManager
 from core.broker.registry import all_specs, load_handlers
+from core.broker.request_memory import RequestMemoryPool
 from core.broker.state import BrokerState
 from core.group import GroupCoordinator, LogOffsetStore
 from core.log.errors import UnknownTopicError
@@ -121,6 +125,7 @@ class BrokerServer:
         self._server: asyncio.Server | None = None
         self._connections: set[BrokerConnection] = set()
         self._periodic: asyncio.Task[None] | None = None
+        self._limits: ConnectionLimits | None = None
 
     @property
     def port(self) -> int:
@@ -133,9 +138,30 @@ class BrokerServer:
         supported = {spec.api_key: SupportedApi(spec.request_class, spec.min_version,
                                                 spec.max_version) for spec in all_specs()}
         loop = asyncio.get_running_loop()
+        config = self.state.config
+        try:
+            overrides = parse_overrides(config.max_connections_per_ip_overrides)
+        except ValueError as exc:  # a host that resolved when the config was read no longer does
+            raise BrokerConfigError(str(exc), key="max.connections.per.ip.overrides") from None
+        warnings = RateLimitedLog(log)
+        # The selector loop reports a failing accept() (EMFILE) once per waiting connection
+        # and per retry: without a limit that is megabytes of log a second.
+        limit_loop_exceptions(loop, warnings)
+        # One thread: large requests wait for each other there, never for the loop, and
+        # together they cannot take more than one thread's share of the interpreter.
+        limits = self._limits = ConnectionLimits(
+            memory=RequestMemoryPool(config.queued_max_request_bytes),
+            quotas=ConnectionQuotas(config.max_connections, config.max_connections_per_ip,
+                                    overrides),
+            worker=ThreadPoolExecutor(max_workers=1,
+                                      thread_name_prefix="ferry-broker-large-requests"),
+            warnings=warnings)
+        log.debug("connection limits: %d file descriptors, %d kept for the log",
+                  limits.quotas.fds.limit, limits.quotas.fds.reserve)
 
         def connect() -> BrokerConnection:
-            connection = BrokerConnection(self.state, supported, self._connections.discard)
+            connection = BrokerConnection(self.state, supported, self._connections.discard,
+                                          limits)
             self._connections.add(connection)
             return connection
 
@@ -158,6 +184,10 @@ class BrokerServer:
         await asyncio.gather(*(c.wait_closed() for c in connections), return_exceptions=True)
         if self._server is not None:
             await self._server.wait_closed()
+        if self._limits is not None:
+            worker = self._limits.worker
+            await asyncio.wrap_future(worker.submit(close_worker_loops))
+            worker.shutdown(wait=False)
         await asyncio.to_thread(self.state.appender.close)
 
     async def _run_periodic(self) -> None:
