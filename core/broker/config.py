@@ -126,6 +126,9 @@ _KEYS = (
     _Key("max.connections.per.ip.overrides", "str", "",
          "HOST:COUNT,... caps for some addresses instead of max.connections.per.ip.",
          _connection_overrides),
+    _Key("connections.max.idle.ms", "int", 600000,
+         "A connection without traffic for this long is closed, as is one that sent part "
+         "of a request and stopped.", _at_least(1)),
 )
 
 #: Every setting the broker reads, by Kafka name.
@@ -175,6 +178,7 @@ class BrokerConfig:
     max_connections: int = INT_MAX
     max_connections_per_ip: int = INT_MAX
     max_connections_per_ip_overrides: str = ""
+    connections_max_idle_ms: int = 600000
     topic_defaults: TopicConfig = field(default_factory=TopicConfig)
     #: The settings as given (Kafka names, string values), for DescribeConfigs.
     raw: Mapping[str, str] = field(default_factory=dict)

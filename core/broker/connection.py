@@ -29,6 +29,7 @@ import itertools
 import logging
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Executor
@@ -103,6 +104,9 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._address: str | None = None  # set once admitted by the quotas
+        self._handling = False
+        #: time.monotonic() of the last bytes read or answer written
+        self.last_active = time.monotonic()
         self.peer = "?"
         self.connection_id = f"conn-{next(_ids)}"
 
@@ -131,6 +135,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         return self._reader.get_buffer()
 
     def buffer_updated(self, nbytes: int) -> None:
+        self.last_active = time.monotonic()
         try:
             frames = self._reader.buffer_updated(nbytes)
         except ProtocolError as exc:
@@ -161,7 +166,8 @@ class BrokerConnection(asyncio.BufferedProtocol):
         wanted = self._reader.growth_wanted
         if not wanted or self._closed:
             return
-        if self._memory.acquire(self, wanted, self._take_memory):
+        if self._memory.acquire(self, wanted, self._take_memory,
+                                missing=self._reader.large_missing):
             self._reader.grow(wanted)
             self._incomplete_charged += wanted
             self._resume("memory")
@@ -216,6 +222,11 @@ class BrokerConnection(asyncio.BufferedProtocol):
         if self._transport is not None:
             self._transport.abort()
 
+    def idle_for(self, now: float) -> float:
+        """Seconds without bytes in either direction while no request is being served (a
+        long-polling Fetch is not idle)."""
+        return 0.0 if self._handling or self._closed else now - self.last_active
+
     async def wait_closed(self) -> None:
         """Until the connection's task has ended (after ``close``)."""
         if self._task is not None:
@@ -232,9 +243,12 @@ class BrokerConnection(asyncio.BufferedProtocol):
             if len(self._frames) < _MAX_QUEUED_FRAMES // 2 \
                     and self._queued_bytes < _MAX_QUEUED_BYTES // 2:
                 self._resume("queue")
+            self._handling = True
             try:
                 await self._handle(frame)
             finally:
+                self._handling = False
+                self.last_active = time.monotonic()
                 del frame
                 if charge and not self._closed:  # else connection_lost gave it all back
                     self._complete_charged -= charge

@@ -9,8 +9,9 @@ client alone; small requests, read into each connection's fixed buffer, never wa
 As in Kafka's non-strict memory pool, a step is granted while any budget is left, so one
 request may overdraw it by a step. One rule goes further, to rule out a deadlock: when the
 budget is spent only by requests that are still arriving (nothing complete will give bytes
-back), the longest-waiting connection may overdraw until its request is complete. Memory
-held for requests is therefore bounded by the budget plus one request.
+back), the waiting request closest to complete may overdraw until it is. Memory held for
+requests is therefore bounded by the budget plus one request. A client that takes budget
+and then stops sending holds it until ``connections.max.idle.ms`` closes its connection.
 
 All methods run on the event loop's thread.
 """
@@ -34,8 +35,8 @@ class RequestMemoryPool:
         self.incomplete = 0  # bytes held by requests still arriving
         self.complete = 0  # bytes held by requests read in full, queued or being handled
         self._overdraft_owner: object | None = None
-        # owner -> called (on the loop) when its waiting request may try again
-        self._waiters: OrderedDict[object, Callable[[], None]] = OrderedDict()
+        # owner -> (called on the loop when its request may try again, bytes it still misses)
+        self._waiters: OrderedDict[object, tuple[Callable[[], None], int]] = OrderedDict()
 
     @property
     def used(self) -> int:
@@ -46,14 +47,15 @@ class RequestMemoryPool:
         """Connections waiting for memory."""
         return len(self._waiters)
 
-    def acquire(self, owner: object, nbytes: int, wake: Callable[[], None]) -> bool:
-        """Take ``nbytes`` for ``owner``'s request still arriving; False (and ``wake`` is
-        called later, once) if it must wait."""
+    def acquire(self, owner: object, nbytes: int, wake: Callable[[], None], *,
+                missing: int) -> bool:
+        """Take ``nbytes`` for ``owner``'s request still arriving, which misses ``missing``
+        more bytes; False (and ``wake`` is called later, once) if it must wait."""
         if self.capacity < 0 or self.used < self.capacity or owner is self._overdraft_owner:
             self._waiters.pop(owner, None)
             self.incomplete += nbytes
             return True
-        self._waiters[owner] = wake
+        self._waiters[owner] = (wake, missing)
         self._grant_overdraft()
         return False
 
@@ -85,15 +87,16 @@ class RequestMemoryPool:
 
     def _wake(self) -> None:
         while self._waiters and (self.capacity < 0 or self.used < self.capacity):
-            _, wake = self._waiters.popitem(last=False)
+            _, (wake, _missing) = self._waiters.popitem(last=False)
             wake()  # it acquires again, which may spend the budget and end this loop
         self._grant_overdraft()
 
     def _grant_overdraft(self) -> None:
         if self._waiters and self.complete == 0 and self._overdraft_owner is None:
-            owner, wake = self._waiters.popitem(last=False)
+            owner = min(self._waiters, key=lambda o: self._waiters[o][1])
+            wake, _missing = self._waiters.pop(owner)
             self._overdraft_owner = owner
             log.debug("request memory (%d of %d bytes) held only by requests still "
-                      "arriving; letting the longest-waiting one complete", self.used,
+                      "arriving; letting the one closest to complete finish", self.used,
                       self.capacity)
             wake()

@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 
 _TICK_INTERVAL_S = 0.1
 _PRODUCER_EXPIRY_CHECK_S = 600.0  # Kafka's producer.id.expiration.check.interval.ms
+_IDLE_CHECK_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -190,11 +191,27 @@ class BrokerServer:
             worker.shutdown(wait=False)
         await asyncio.to_thread(self.state.appender.close)
 
+    def _close_idle_connections(self) -> None:
+        """Kafka's connections.max.idle.ms: a connection that neither sent nor received for
+        that long is closed (clients reconnect when they next need it). It also ends a
+        client that sent part of a request and stopped, freeing the memory it held."""
+        limit_s = self.state.config.connections_max_idle_ms / 1000
+        now = time.monotonic()
+        for connection in list(self._connections):
+            if connection.idle_for(now) > limit_s:
+                log.debug("closing connection from %s: idle for more than %d ms",
+                          connection.peer, self.state.config.connections_max_idle_ms)
+                connection.close()
+
     async def _run_periodic(self) -> None:
         next_expiry = time.monotonic() + _PRODUCER_EXPIRY_CHECK_S
+        next_idle_check = time.monotonic()
         while True:
             await asyncio.sleep(_TICK_INTERVAL_S)
             try:
+                if time.monotonic() >= next_idle_check:
+                    next_idle_check = time.monotonic() + _IDLE_CHECK_S
+                    self._close_idle_connections()
                 if self._tick_coordinator:
                     self.state.coordinator.tick()
                 if time.monotonic() >= next_expiry:

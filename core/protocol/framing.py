@@ -107,6 +107,11 @@ class FrameReader:
         step = min(MAX_GROWTH_STEP, max(_MIN_GROWTH_STEP, capacity))
         return min(step, self._large_size - capacity)
 
+    @property
+    def large_missing(self) -> int:
+        """Bytes of the incomplete large frame that have not arrived yet (0 if none)."""
+        return self._large_size - self._large_filled if self._large is not None else 0
+
     def grow(self, nbytes: int) -> None:
         """Let the large frame's buffer grow by ``nbytes`` (at most ``growth_wanted``)."""
         if self._large is None or not 0 < nbytes <= self._large_size - self._large_capacity:
