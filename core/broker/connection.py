@@ -15,7 +15,7 @@ Cheap attacks stay cheap for the broker too:
 * a large request's buffer grows as its bytes arrive, each step taken from the broker-wide
   ``RequestMemoryPool`` (``queued.max.request.bytes``); when it is spent, this connection
   stops reading until bytes come back;
-* a connection over ``ConnectionQuotas`` is closed as soon as it is accepted;
+* a connection over ``ConnectionQuotas`` is closed by the ``Acceptor`` before it gets here;
 * work proportional to a large request (decoding it, encoding its answer, and serving the
   read-only Metadata and ListOffsets) runs on a worker thread, so the event loop keeps
   serving every other client meanwhile (Python switches threads every few milliseconds);
@@ -83,7 +83,9 @@ class BrokerConnection(asyncio.BufferedProtocol):
 
     def __init__(self, state: BrokerState, supported: Mapping[int, SupportedApi],
                  on_close: Callable[[BrokerConnection], None],
-                 limits: ConnectionLimits) -> None:
+                 limits: ConnectionLimits, address: str) -> None:
+        """``address`` is the peer's, as admitted by ``limits.quotas`` (released when the
+        connection is lost)."""
         self._state = state
         self._supported = supported
         self._on_close = on_close
@@ -103,7 +105,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self._transport: asyncio.Transport | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
-        self._address: str | None = None  # set once admitted by the quotas
+        self._address: str | None = address  # counted by the quotas until released
         self._handling = False
         #: time.monotonic() of the last bytes read or answer written
         self.last_active = time.monotonic()
@@ -118,15 +120,6 @@ class BrokerConnection(asyncio.BufferedProtocol):
         transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
-        refused = self._limits.quotas.admit(address)
-        if refused is not None:
-            self._limits.warnings.warning(
-                "refused", "Rejected connection from %s: %s", self.peer, refused)
-            self._closed = True
-            transport.abort()
-            return
-        self._address = address
         self._task = asyncio.get_running_loop().create_task(
             self._serve(), name=f"ferry-{self.connection_id}-{self.peer}")
         log.debug("%s: connection from %s", self.connection_id, self.peer)

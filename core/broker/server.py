@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.broker.acceptor import Acceptor
 from core.broker.config import BrokerConfig, BrokerConfigError
 from core.broker.connection import BrokerConnection, ConnectionLimits, close_worker_loops
 from core.broker.connection_quotas import ConnectionQuotas, parse_overrides
@@ -123,7 +124,7 @@ class BrokerServer:
         self.state = state
         self._listen = listen
         self._tick_coordinator = tick_coordinator
-        self._server: asyncio.Server | None = None
+        self._acceptor: Acceptor | None = None
         self._connections: set[BrokerConnection] = set()
         self._periodic: asyncio.Task[None] | None = None
         self._limits: ConnectionLimits | None = None
@@ -131,8 +132,8 @@ class BrokerServer:
     @property
     def port(self) -> int:
         """The bound port (useful when listening on port 0)."""
-        assert self._server is not None, "start() first"
-        return self._server.sockets[0].getsockname()[1]
+        assert self._acceptor is not None, "start() first"
+        return self._acceptor.port
 
     async def start(self) -> None:
         load_handlers()
@@ -145,8 +146,6 @@ class BrokerServer:
         except ValueError as exc:  # a host that resolved when the config was read no longer does
             raise BrokerConfigError(str(exc), key="max.connections.per.ip.overrides") from None
         warnings = RateLimitedLog(log)
-        # The selector loop reports a failing accept() (EMFILE) once per waiting connection
-        # and per retry: without a limit that is megabytes of log a second.
         limit_loop_exceptions(loop, warnings)
         # One thread: large requests wait for each other there, never for the loop, and
         # together they cannot take more than one thread's share of the interpreter.
@@ -160,22 +159,23 @@ class BrokerServer:
         log.debug("connection limits: %d file descriptors, %d kept for the log",
                   limits.quotas.fds.limit, limits.quotas.fds.reserve)
 
-        def connect() -> BrokerConnection:
+        def connect(address: str) -> BrokerConnection:
             connection = BrokerConnection(self.state, supported, self._connections.discard,
-                                          limits)
+                                          limits, address)
             self._connections.add(connection)
             return connection
 
-        self._server = await loop.create_server(
-            connect, self._listen.host or None, self._listen.port, reuse_address=True,
-            backlog=1024)
+        self._acceptor = Acceptor(self._listen.host, self._listen.port, quotas=limits.quotas,
+                                  warnings=warnings, protocol_factory=connect)
+        self._acceptor.start()
         self._periodic = loop.create_task(self._run_periodic(), name="ferry-broker-periodic")
 
     async def stop(self) -> None:
         """Stop accepting, close every connection, wait for their tasks and for appends
         still running on threads."""
-        if self._server is not None:
-            self._server.close()
+        if self._acceptor is not None:
+            self._acceptor.close()
+            await self._acceptor.wait_closed()
         if self._periodic is not None:
             self._periodic.cancel()
             await asyncio.gather(self._periodic, return_exceptions=True)
@@ -183,8 +183,6 @@ class BrokerServer:
         for connection in connections:
             connection.close()
         await asyncio.gather(*(c.wait_closed() for c in connections), return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
         if self._limits is not None:
             worker = self._limits.worker
             await asyncio.wrap_future(worker.submit(close_worker_loops))
