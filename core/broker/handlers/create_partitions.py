@@ -55,7 +55,7 @@ async def handle_create_partitions(state: BrokerState, ctx: RequestContext
                                    error_code=int(exc.code), error_message=exc.message))
             continue
         except (StorageError, OSError) as exc:
-            err = creation_error(exc, topic.name)
+            err = creation_error(exc, topic.name, "new partitions of topic")
             results.append(_Result(version=version, name=topic.name,
                                    error_code=int(err.code), error_message=err.message))
             continue

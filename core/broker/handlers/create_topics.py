@@ -142,17 +142,17 @@ def check_partition_budget(name: str, new_partitions: int) -> None:
             "raise the broker's open-file limit (ulimit -n).")
 
 
-def creation_error(exc: StorageError | OSError, name: str) -> AdminError:
-    """The answer for a failure while creating ``name`` or its partitions: the client's
-    mistakes keep their codes; a failed write (full disk, I/O error) is KAFKA_STORAGE_ERROR,
-    which Kafka clients retry."""
+def creation_error(exc: StorageError | OSError, name: str, what: str = "topic") -> AdminError:
+    """The answer for a failure while creating topic ``name`` (or, with ``what``, its new
+    partitions): the client's mistakes keep their codes; a failed write (full disk, I/O
+    error) is KAFKA_STORAGE_ERROR, which Kafka clients retry."""
     if isinstance(exc, (TopicExistsError, UnknownTopicError, InvalidTopicError,
                         InvalidConfigError)):
         return storage_error(exc, name)
-    log.error("creating partitions of topic %s failed: %s", name, exc)
+    log.error("creating %s %s failed: %s", what, name, exc)
     return AdminError(ErrorCode.KAFKA_STORAGE_ERROR,
-                      f"Cannot create topic {name}: the data directory could not be written "
-                      f"({exc}); nothing of the topic was kept.")
+                      f"Cannot create the {what} {name}: the data directory could not be "
+                      f"written ({exc}); nothing of it was kept.")
 
 
 def _plan(state: BrokerState, topic: CreateTopicsRequest.CreatableTopic) -> _Plan:
