@@ -145,7 +145,9 @@ class BrokerServer:
             overrides = parse_overrides(config.max_connections_per_ip_overrides)
         except ValueError as exc:  # a host that resolved when the config was read no longer does
             raise BrokerConfigError(str(exc), key="max.connections.per.ip.overrides") from None
-        warnings = RateLimitedLog(log)
+        # 20 lines of each kind per 10 s: every bad request of an ordinary day is logged,
+        # a flood is summarised.
+        warnings = RateLimitedLog(log, burst=20, interval_s=10.0)
         limit_loop_exceptions(loop, warnings)
         # One thread: large requests wait for each other there, never for the loop, and
         # together they cannot take more than one thread's share of the interpreter.

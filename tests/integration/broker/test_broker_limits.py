@@ -339,7 +339,7 @@ def test_idle_connection_flood_under_a_low_open_file_limit(start_broker) -> None
         fresh.close()
         log_size = broker.log_path.stat().st_size
         assert log_size < 200_000, f"broker log is {log_size} bytes"  # was 322 MB in 25 s
-        assert broker.output().count("Rejected connection from") <= 20
+        assert broker.output().count("Rejected connection from") < 100  # of ~150 refused
     finally:
         for s in flood:
             s.close()
