@@ -110,7 +110,7 @@ class Acceptor:
                 self._pause(listening)
                 return
             address = str(peer[0]) if isinstance(peer, tuple) else str(peer)
-            refused = self._quotas.admit(address)
+            refused = self._quotas.admit(address, conn.fileno())
             if refused is not None:
                 conn.close()  # before any transport: the descriptor is free at once
                 self._warnings.warning("refused", "Rejected connection from %s: %s",

@@ -68,15 +68,21 @@ def test_connection_quotas_per_address_overrides_and_file_descriptors() -> None:
 
     fds = Fds()
     fds.limit, fds.reserve = 1024, 128
+    now = [0.0]
     quotas = ConnectionQuotas(max_connections=5, max_per_ip=2,
-                              overrides={"10.0.0.9": 3}, fds=fds)
+                              overrides={"10.0.0.9": 3}, fds=fds, clock=lambda: now[0])
     assert [quotas.admit("10.0.0.1") for _ in range(3)][:2] == [None, None]
     assert "max.connections.per.ip" in quotas.admit("10.0.0.1")
     assert [quotas.admit("10.0.0.9") for _ in range(3)] == [None, None, None]
     assert "max.connections" in quotas.admit("10.0.0.2")  # 5 open
     quotas.release("10.0.0.9")
     fds.left = 100
+    # A count is reused for half a second while far from the limit...
+    assert quotas.admit("10.0.0.2") is None
+    quotas.release("10.0.0.2")
+    now[0] = 1.0  # ...then counted again.
     assert "ulimit -n" in quotas.admit("10.0.0.2")
+    assert "ulimit -n" in quotas.admit("10.0.0.2", fd=1000)  # fd 1000: 1,001 open at least
     fds.left = 500
     assert quotas.admit("10.0.0.2") is None and quotas.total == 5
 
