@@ -17,14 +17,18 @@ All methods run on the event loop's thread.
 
 from __future__ import annotations
 
+import logging
 import os
 import resource
 import socket
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
-__all__ = ["ConnectionQuotas", "FileDescriptors", "parse_overrides"]
+__all__ = ["ConnectionQuotas", "ConnectionSettings", "FileDescriptors", "parse_overrides"]
+
+log = logging.getLogger(__name__)
 
 #: Descriptors kept free for the log and admin work: an eighth of the limit, at least 64.
 _RESERVE_FRACTION = 8
@@ -79,8 +83,20 @@ def parse_overrides(text: str, key: str = "max.connections.per.ip.overrides"
     return overrides
 
 
+class ConnectionSettings(Protocol):
+    """The broker settings the quotas follow (a ``BrokerConfig``)."""
+
+    max_connections: int
+    max_connections_per_ip: int
+    max_connections_per_ip_overrides: str
+
+
 class ConnectionQuotas:
-    """Counts open connections by address and decides whether a new one may stay."""
+    """Counts open connections by address and decides whether a new one may stay.
+
+    ``follow(source)`` makes the caps track ``source()`` (the broker's current config),
+    since Kafka lets AlterConfigs change them while the broker runs.
+    """
 
     def __init__(self, max_connections: int, max_per_ip: int,
                  overrides: Mapping[str, int] | None = None,
@@ -96,6 +112,26 @@ class ConnectionQuotas:
         self._counted_headroom: int | None = None
         self._counted_at = 0.0
         self._admitted_since_count = 0
+        self._source: Callable[[], ConnectionSettings] | None = None
+        self._followed: ConnectionSettings | None = None
+
+    def follow(self, source: Callable[[], ConnectionSettings]) -> None:
+        """Take the caps from ``source()`` from now on, re-read when it returns another
+        object."""
+        self._source = source
+        self._sync()
+
+    def _sync(self) -> None:
+        settings = self._source() if self._source is not None else None
+        if settings is None or settings is self._followed:
+            return
+        self._followed = settings
+        try:
+            self.overrides = parse_overrides(settings.max_connections_per_ip_overrides)
+        except ValueError as exc:  # a host that no longer resolves: keep the others' caps
+            log.warning("keeping the previous max.connections.per.ip.overrides: %s", exc)
+        self.max_connections = settings.max_connections
+        self.max_per_ip = settings.max_connections_per_ip
 
     def _headroom(self, fd: int | None) -> int | None:
         """Descriptors left: exact near the limit, estimated (never too high) elsewhere."""
@@ -115,6 +151,7 @@ class ConnectionQuotas:
     def admit(self, address: str, fd: int | None = None) -> str | None:
         """Count a new connection from ``address`` (its socket ``fd``, if known); or, if it
         must be refused, the reason (and nothing is counted)."""
+        self._sync()
         cap = self.overrides.get(address, self.max_per_ip)
         if self._by_address[address] >= cap:
             return (f"address already has the configured maximum of {cap} connections "

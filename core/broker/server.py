@@ -21,7 +21,7 @@ from pathlib import Path
 from core.broker.acceptor import Acceptor
 from core.broker.config import BrokerConfig, BrokerConfigError
 from core.broker.connection import BrokerConnection, ConnectionLimits, close_worker_loops
-from core.broker.connection_quotas import ConnectionQuotas, parse_overrides
+from core.broker.connection_quotas import ConnectionQuotas
 from core.broker.log_limit import RateLimitedLog, limit_loop_exceptions
 from core.broker.memory import tune_malloc_for_large_buffers
 from core.broker.meta import load_or_create_meta
@@ -141,10 +141,6 @@ class BrokerServer:
                                                 spec.max_version) for spec in all_specs()}
         loop = asyncio.get_running_loop()
         config = self.state.config
-        try:
-            overrides = parse_overrides(config.max_connections_per_ip_overrides)
-        except ValueError as exc:  # a host that resolved when the config was read no longer does
-            raise BrokerConfigError(str(exc), key="max.connections.per.ip.overrides") from None
         # 20 lines of each kind per 10 s: every bad request of an ordinary day is logged,
         # a flood is summarised.
         warnings = RateLimitedLog(log, burst=20, interval_s=10.0)
@@ -153,11 +149,11 @@ class BrokerServer:
         # together they cannot take more than one thread's share of the interpreter.
         limits = self._limits = ConnectionLimits(
             memory=RequestMemoryPool(config.queued_max_request_bytes),
-            quotas=ConnectionQuotas(config.max_connections, config.max_connections_per_ip,
-                                    overrides),
+            quotas=ConnectionQuotas(config.max_connections, config.max_connections_per_ip),
             worker=ThreadPoolExecutor(max_workers=1,
                                       thread_name_prefix="ferry-broker-large-requests"),
             warnings=warnings)
+        limits.quotas.follow(lambda: self.state.config)  # AlterConfigs may replace it
         log.debug("connection limits: %d file descriptors, %d kept for the log",
                   limits.quotas.fds.limit, limits.quotas.fds.reserve)
 

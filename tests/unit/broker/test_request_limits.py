@@ -122,3 +122,13 @@ def test_repeated_lines_are_rate_limited_and_say_how_many_were_dropped(
     assert len(caplog.records) == 5
     assert caplog.records[-1].getMessage() == (
         "accept failed again (997 similar lines suppressed in the last 10 s)")
+
+
+def test_quotas_follow_the_current_config_as_alter_configs_replaces_it() -> None:
+    current = [BrokerConfig.parse({"max.connections.per.ip": "1"})]
+    quotas = ConnectionQuotas(max_connections=10, max_per_ip=10)
+    quotas.follow(lambda: current[0])
+    assert quotas.admit("10.0.0.1") is None
+    assert "max.connections.per.ip" in quotas.admit("10.0.0.1")
+    current[0] = BrokerConfig.parse({"max.connections.per.ip.overrides": "10.0.0.1:3"})
+    assert quotas.admit("10.0.0.1") is None
