@@ -217,8 +217,12 @@ class BrokerConnection(asyncio.BufferedProtocol):
 
     def idle_for(self, now: float) -> float:
         """Seconds without bytes in either direction while no request is being served (a
-        long-polling Fetch is not idle)."""
-        return 0.0 if self._handling or self._closed else now - self.last_active
+        long-polling Fetch is not idle) and none is waiting for request memory (the broker
+        keeps it waiting, not the client)."""
+        if self._handling or self._closed or "memory" in self._paused_for:
+            self.last_active = now
+            return 0.0
+        return now - self.last_active
 
     async def wait_closed(self) -> None:
         """Until the connection's task has ended (after ``close``)."""

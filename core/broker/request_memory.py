@@ -50,13 +50,20 @@ class RequestMemoryPool:
     def acquire(self, owner: object, nbytes: int, wake: Callable[[], None], *,
                 missing: int) -> bool:
         """Take ``nbytes`` for ``owner``'s request still arriving, which misses ``missing``
-        more bytes; False (and ``wake`` is called later, once) if it must wait."""
+        more bytes; False (and ``wake`` is called later, once) if it must wait. ``wake`` is
+        never called from inside this call."""
+        self._waiters.pop(owner, None)
         if self.capacity < 0 or self.used < self.capacity or owner is self._overdraft_owner:
-            self._waiters.pop(owner, None)
             self.incomplete += nbytes
             return True
         self._waiters[owner] = (wake, missing)
-        self._grant_overdraft()
+        if self._overdraft_candidate() is owner:
+            del self._waiters[owner]
+            self._overdraft_owner = owner
+            self._log_overdraft()
+            self.incomplete += nbytes
+            return True
+        self._grant_overdraft()  # someone else may be due for it
         return False
 
     def charge(self, nbytes: int) -> None:
@@ -91,12 +98,22 @@ class RequestMemoryPool:
             wake()  # it acquires again, which may spend the budget and end this loop
         self._grant_overdraft()
 
+    def _overdraft_candidate(self) -> object | None:
+        """Who may overdraw now: while only requests still arriving hold the budget and no
+        one overdraws yet, the waiting request closest to complete."""
+        if not self._waiters or self.complete != 0 or self._overdraft_owner is not None:
+            return None
+        return min(self._waiters, key=lambda o: self._waiters[o][1])
+
     def _grant_overdraft(self) -> None:
-        if self._waiters and self.complete == 0 and self._overdraft_owner is None:
-            owner = min(self._waiters, key=lambda o: self._waiters[o][1])
-            wake, _missing = self._waiters.pop(owner)
-            self._overdraft_owner = owner
-            log.debug("request memory (%d of %d bytes) held only by requests still "
-                      "arriving; letting the one closest to complete finish", self.used,
-                      self.capacity)
-            wake()
+        owner = self._overdraft_candidate()
+        if owner is None:
+            return
+        wake, _missing = self._waiters.pop(owner)
+        self._overdraft_owner = owner
+        self._log_overdraft()
+        wake()
+
+    def _log_overdraft(self) -> None:
+        log.debug("request memory (%d of %d bytes) held only by requests still arriving; "
+                  "letting the one closest to complete finish", self.used, self.capacity)

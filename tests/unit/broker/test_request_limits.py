@@ -40,18 +40,23 @@ def test_when_only_arriving_requests_hold_the_budget_the_closest_to_complete_may
     lorises = [object() for _ in range(2)]
     for owner in lorises:
         assert pool.acquire(owner, 50, Waiter(), missing=10_000)
-    honest, wake_honest = object(), Waiter()
     far, wake_far = object(), Waiter()
-    assert not pool.acquire(far, 50, wake_far, missing=9_000)
-    # Nothing complete will give bytes back: the first waiter is let through at once...
-    assert wake_far.woken == 1
-    assert pool.acquire(far, 50, wake_far, missing=9_000)
-    pool.forget(far)  # ...and when it goes, the budget still held only by arriving requests,
-    assert not pool.acquire(honest, 50, wake_honest, missing=100)
-    assert wake_honest.woken == 1  # the request closest to complete goes next
+    # Nothing complete will give bytes back: the request is let through at once, without
+    # its wake-up being called from inside acquire (it would pause after being granted).
+    assert pool.acquire(far, 50, wake_far, missing=9_000) and wake_far.woken == 0
+    honest, wake_honest = object(), Waiter()
+    closer, wake_closer = object(), Waiter()
+    assert not pool.acquire(honest, 50, wake_honest, missing=100)  # far overdraws now
+    assert not pool.acquire(closer, 50, wake_closer, missing=500)
+    pool.forget(far)  # far's client went away: the request closest to complete goes next
+    assert (wake_honest.woken, wake_closer.woken) == (1, 0)
     assert pool.acquire(honest, 50, wake_honest, missing=100)
+    assert not pool.acquire(closer, 50, wake_closer, missing=500)
     pool.completed(honest, 100)
     assert pool.complete == 100
+    pool.release(complete=100)  # handled: its bytes come back
+    # Over budget, and again only arriving requests hold it: the next one may overdraw.
+    assert wake_closer.woken == 1 and pool.used == 100
 
 
 def test_an_unbounded_pool_never_waits() -> None:
