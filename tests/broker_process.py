@@ -9,6 +9,7 @@ directory; ``kill()`` sends SIGKILL.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -28,12 +29,13 @@ def free_port() -> int:
 
 
 class BrokerProcess:
-    def __init__(self, data_dir: Path, config: dict[str, str], log_path: Path,
-                 *, launcher: list[str] | None = None) -> None:
+    def __init__(self, data_dir: Path, config: dict[str, str], log_path: Path, *,
+                 launcher: list[str] | None = None, open_files: int | None = None) -> None:
         self.data_dir = data_dir
         # What runs ``core.cli``: a test may wrap it (tests/power_cut.py records fsyncs).
         self.launcher = launcher or [sys.executable, "-m", "core.cli"]
         self.config = config
+        self.open_files = open_files  # the broker's RLIMIT_NOFILE (soft and hard), if given
         self.port = free_port()
         self.log_path = log_path
         self.proc: subprocess.Popen[bytes] | None = None
@@ -49,7 +51,8 @@ class BrokerProcess:
         self.proc = subprocess.Popen(
             [*self.launcher, "broker", "--data-dir", str(self.data_dir),
              "--listen", self.bootstrap, "--config", str(config_file)],
-            stdout=log, stderr=subprocess.STDOUT)
+            stdout=log, stderr=subprocess.STDOUT,
+            preexec_fn=self._limit_open_files if self.open_files else None)
         log.close()
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -62,6 +65,10 @@ class BrokerProcess:
                 time.sleep(0.05)
         self.kill()
         raise RuntimeError(f"broker did not listen within {START_TIMEOUT_S} s:\n{self.output()}")
+
+    def _limit_open_files(self) -> None:  # in the child, before exec
+        assert self.open_files is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
 
     def output(self) -> str:
         try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.broker.connection_quotas import parse_overrides
 from core.log.config import BROKER_DEFAULT_NAMES, TopicConfig, broker_defaults
 from core.log.errors import InvalidConfigError
 
@@ -49,6 +50,18 @@ def _single_node_replication(value: int) -> str | None:
     if value != 1:
         return ("a Ferry broker is a single node, so every partition has exactly one "
                 "replica; set it to 1")
+    return None
+
+
+def _positive_or_unbounded(value: int) -> str | None:
+    return "Value must be -1 (unbounded) or at least 1" if value < 1 and value != -1 else None
+
+
+def _connection_overrides(value: str) -> str | None:
+    try:
+        parse_overrides(value)
+    except ValueError as exc:
+        return str(exc)
     return None
 
 
@@ -99,6 +112,23 @@ _KEYS = (
     _Key("producer.id.expiration.ms", "int", 86400000,
          "An idempotent producer's sequence state is forgotten after this long idle.",
          _at_least(1)),
+    # Kafka's default is -1 (unbounded). Ferry bounds it: one Python process serves every
+    # client, and without a bound a few clients announcing 100 MiB requests cost gigabytes.
+    # 256 MiB holds two requests of the largest default size (socket.request.max.bytes)
+    # besides the ordinary traffic; small requests never wait for it.
+    _Key("queued.max.request.bytes", "int", 268435456,
+         "Bytes of requests held in memory across all connections (-1: unbounded); a "
+         "connection whose large request needs more waits for it.", _positive_or_unbounded),
+    _Key("max.connections", "int", INT_MAX,
+         "Most connections the broker keeps open; more are closed at once.", _at_least(0)),
+    _Key("max.connections.per.ip", "int", INT_MAX,
+         "Most connections from one address; more are closed at once.", _at_least(0)),
+    _Key("max.connections.per.ip.overrides", "str", "",
+         "HOST:COUNT,... caps for some addresses instead of max.connections.per.ip.",
+         _connection_overrides),
+    _Key("connections.max.idle.ms", "int", 600000,
+         "A connection without traffic for this long is closed, as is one that sent part "
+         "of a request and stopped.", _at_least(1)),
 )
 
 #: Every setting the broker reads, by Kafka name.
@@ -144,6 +174,11 @@ class BrokerConfig:
     offsets_retention_check_interval_ms: int = 600000
     offset_metadata_max_bytes: int = 4096
     producer_id_expiration_ms: int = 86400000
+    queued_max_request_bytes: int = 268435456
+    max_connections: int = INT_MAX
+    max_connections_per_ip: int = INT_MAX
+    max_connections_per_ip_overrides: str = ""
+    connections_max_idle_ms: int = 600000
     topic_defaults: TopicConfig = field(default_factory=TopicConfig)
     #: The settings as given (Kafka names, string values), for DescribeConfigs.
     raw: Mapping[str, str] = field(default_factory=dict)
@@ -179,6 +214,10 @@ class BrokerConfig:
             raise BrokerConfigError(
                 "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms",
                 key="group.min.session.timeout.ms")
+        if config.max_connections_per_ip == 0 and not config.max_connections_per_ip_overrides:
+            raise BrokerConfigError(
+                "max.connections.per.ip can be 0 only when max.connections.per.ip.overrides "
+                "lets some addresses connect", key="max.connections.per.ip")
         return config
 
 

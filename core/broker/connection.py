@@ -9,6 +9,17 @@ not read its responses, so a client that pipelines without limit meets TCP backp
 Anything that makes a request unanswerable (a frame over socket.request.max.bytes, an
 unknown API, an unsupported version, a body that does not decode, a handler that fails)
 closes this connection only, after one log line naming the client and the reason.
+
+Cheap attacks stay cheap for the broker too:
+
+* a large request's buffer grows as its bytes arrive, each step taken from the broker-wide
+  ``RequestMemoryPool`` (``queued.max.request.bytes``); when it is spent, this connection
+  stops reading until bytes come back;
+* a connection over ``ConnectionQuotas`` is closed by the ``Acceptor`` before it gets here;
+* work proportional to a large request (decoding it, encoding its answer, and serving the
+  read-only Metadata and ListOffsets) runs on a worker thread, so the event loop keeps
+  serving every other client meanwhile (Python switches threads every few milliseconds);
+* repeated warnings go through a ``RateLimitedLog``.
 """
 
 from __future__ import annotations
@@ -17,18 +28,27 @@ import asyncio
 import itertools
 import logging
 import sys
+import threading
+import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
+from core.broker.connection_quotas import ConnectionQuotas
+from core.broker.log_limit import RateLimitedLog
 from core.broker.registry import lookup
+from core.broker.request_memory import RequestMemoryPool
 from core.broker.state import BrokerState, CloseConnection, RequestContext
 from core.protocol.codec import Buffer, SupportedApi, decode_request, encode_response
 from core.protocol.errors import ProtocolError
 from core.protocol.framing import FrameReader
 
-__all__ = ["BrokerConnection"]
+__all__ = ["BrokerConnection", "ConnectionLimits", "close_worker_loops"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _MAX_QUEUED_FRAMES = 64
 _MAX_QUEUED_BYTES = 32 * 1024 * 1024
@@ -37,27 +57,58 @@ _WRITE_HIGH_WATER = 4 * 1024 * 1024
 # so there large buffers (stored record batches) are written one by one instead.
 _SCATTER_WRITES = sys.version_info >= (3, 12)
 _COALESCE_BELOW = 64 * 1024
+# Frames this large are decoded, and answered, on the worker thread. Below it (the common
+# case) the hop to a thread would cost more than the work.
+_WORKER_FRAME_BYTES = 64 * 1024
+# APIs whose handlers only read the log manager (safe from any thread) and whose work grows
+# with the request or the cluster: served on the worker thread, on its own event loop.
+_METADATA, _LIST_OFFSETS = 3, 2
+_WORKER_HANDLED = frozenset({_METADATA, _LIST_OFFSETS})
 _ids = itertools.count(1)
+_worker = threading.local()
+
+
+@dataclass
+class ConnectionLimits:
+    """What the server shares with every connection to bound what they cost together."""
+
+    memory: RequestMemoryPool
+    quotas: ConnectionQuotas
+    worker: Executor
+    warnings: RateLimitedLog
 
 
 class BrokerConnection(asyncio.BufferedProtocol):
     """The protocol object of one accepted connection; ``on_close`` runs when it ends."""
 
     def __init__(self, state: BrokerState, supported: Mapping[int, SupportedApi],
-                 on_close: Callable[[BrokerConnection], None]) -> None:
+                 on_close: Callable[[BrokerConnection], None],
+                 limits: ConnectionLimits, address: str) -> None:
+        """``address`` is the peer's, as admitted by ``limits.quotas`` (released when the
+        connection is lost)."""
         self._state = state
         self._supported = supported
         self._on_close = on_close
-        self._reader = FrameReader(state.config.socket_request_max_bytes)
-        self._frames: deque[bytes | bytearray] = deque()
+        self._limits = limits
+        self._memory = limits.memory
+        self._reader = FrameReader(state.config.socket_request_max_bytes,
+                                   managed_growth=True)
+        # (frame, bytes of it charged to the memory pool)
+        self._frames: deque[tuple[bytes | bytearray, int]] = deque()
         self._queued_bytes = 0
+        self._incomplete_charged = 0  # pool bytes of the request still arriving
+        self._complete_charged = 0  # pool bytes of queued requests and the one in hand
         self._frame_ready = asyncio.Event()
         self._can_write = asyncio.Event()
         self._can_write.set()
-        self._reading_paused = False
+        self._paused_for: set[str] = set()  # "queue" and/or "memory"
         self._transport: asyncio.Transport | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._address: str | None = address  # counted by the quotas until released
+        self._handling = False
+        #: time.monotonic() of the last bytes read or answer written
+        self.last_active = time.monotonic()
         self.peer = "?"
         self.connection_id = f"conn-{next(_ids)}"
 
@@ -77,20 +128,56 @@ class BrokerConnection(asyncio.BufferedProtocol):
         return self._reader.get_buffer()
 
     def buffer_updated(self, nbytes: int) -> None:
+        self.last_active = time.monotonic()
         try:
             frames = self._reader.buffer_updated(nbytes)
         except ProtocolError as exc:
             self.close(f"{exc}")
             return
         for frame in frames:
-            self._frames.append(frame)
+            charge = 0
+            if isinstance(frame, bytearray):  # a large frame: charged while it arrived
+                charge = len(frame)
+                self._memory.completed(self, charge)
+                self._incomplete_charged -= charge
+                self._complete_charged += charge
+            self._frames.append((frame, charge))
             self._queued_bytes += len(frame)
+        capacity = self._reader.large_capacity
+        if capacity > self._incomplete_charged:  # bytes that arrived with the size prefix
+            self._memory.charge(capacity - self._incomplete_charged)
+            self._incomplete_charged = capacity
+        self._take_memory()
         if frames:
             self._frame_ready.set()
-            if (len(self._frames) >= _MAX_QUEUED_FRAMES
-                    or self._queued_bytes >= _MAX_QUEUED_BYTES) and self._transport:
-                self._transport.pause_reading()
-                self._reading_paused = True
+            if len(self._frames) >= _MAX_QUEUED_FRAMES or self._queued_bytes >= _MAX_QUEUED_BYTES:
+                self._pause("queue")
+
+    def _take_memory(self) -> None:
+        """Grant the incomplete request's next buffer step from the pool, or stop reading
+        until the pool calls back."""
+        wanted = self._reader.growth_wanted
+        if not wanted or self._closed:
+            return
+        if self._memory.acquire(self, wanted, self._take_memory,
+                                missing=self._reader.large_missing):
+            self._reader.grow(wanted)
+            self._incomplete_charged += wanted
+            self._resume("memory")
+        else:
+            self._pause("memory")
+
+    def _pause(self, reason: str) -> None:
+        if not self._paused_for and self._transport is not None and not self._closed:
+            self._transport.pause_reading()
+        self._paused_for.add(reason)
+
+    def _resume(self, reason: str) -> None:
+        if reason not in self._paused_for:
+            return
+        self._paused_for.discard(reason)
+        if not self._paused_for and self._transport is not None and not self._closed:
+            self._transport.resume_reading()
 
     def eof_received(self) -> bool:
         return False  # the transport closes itself; nothing can be answered after EOF
@@ -100,6 +187,14 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self._can_write.set()
         if self._task is not None and not self._task.done():
             self._task.cancel()
+        self._memory.forget(self)
+        self._memory.release(complete=self._complete_charged,
+                             incomplete=self._incomplete_charged)
+        self._complete_charged = self._incomplete_charged = 0
+        self._frames.clear()
+        if self._address is not None:
+            self._limits.quotas.release(self._address)
+            self._address = None
         self._on_close(self)
         log.debug("%s: connection from %s closed", self.connection_id, self.peer)
 
@@ -112,12 +207,22 @@ class BrokerConnection(asyncio.BufferedProtocol):
     # ------------------------------------------------------------------ processing
 
     def close(self, reason: str | None = None) -> None:
-        """Close the connection; ``reason`` is logged (one line) when given."""
+        """Close the connection; ``reason`` is logged (one line, rate-limited) when given."""
         if reason:
-            log.warning("closing connection from %s: %s", self.peer, reason)
+            self._limits.warnings.warning(
+                "closing", "closing connection from %s: %s", self.peer, reason)
         self._closed = True
         if self._transport is not None:
             self._transport.abort()
+
+    def idle_for(self, now: float) -> float:
+        """Seconds without bytes in either direction while no request is being served (a
+        long-polling Fetch is not idle) and none is waiting for request memory (the broker
+        keeps it waiting, not the client)."""
+        if self._handling or self._closed or "memory" in self._paused_for:
+            self.last_active = now
+            return 0.0
+        return now - self.last_active
 
     async def wait_closed(self) -> None:
         """Until the connection's task has ended (after ``close``)."""
@@ -130,19 +235,34 @@ class BrokerConnection(asyncio.BufferedProtocol):
                 self._frame_ready.clear()
                 await self._frame_ready.wait()
                 continue
-            frame = self._frames.popleft()
+            frame, charge = self._frames.popleft()
             self._queued_bytes -= len(frame)
-            if self._reading_paused and len(self._frames) < _MAX_QUEUED_FRAMES // 2 \
-                    and self._queued_bytes < _MAX_QUEUED_BYTES // 2 and self._transport:
-                self._transport.resume_reading()
-                self._reading_paused = False
-            await self._handle(frame)
+            if len(self._frames) < _MAX_QUEUED_FRAMES // 2 \
+                    and self._queued_bytes < _MAX_QUEUED_BYTES // 2:
+                self._resume("queue")
+            self._handling = True
+            try:
+                await self._handle(frame)
+            finally:
+                self._handling = False
+                self.last_active = time.monotonic()
+                del frame
+                if charge and not self._closed:  # else connection_lost gave it all back
+                    self._complete_charged -= charge
+                    self._memory.release(complete=charge)
             if not self._can_write.is_set():
                 await self._can_write.wait()
 
+    async def _off_loop(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._limits.worker, fn)
+
     async def _handle(self, frame: bytes | bytearray) -> None:
+        large = len(frame) >= _WORKER_FRAME_BYTES
         try:
-            decoded = decode_request(frame, self._supported)
+            if large:
+                decoded = await self._off_loop(lambda: decode_request(frame, self._supported))
+            else:
+                decoded = decode_request(frame, self._supported)
         except ProtocolError as exc:
             self.close(str(exc))
             return
@@ -152,13 +272,23 @@ class BrokerConnection(asyncio.BufferedProtocol):
         ctx = RequestContext(header.api_key, header.api_version, header.correlation_id,
                              header.client_id or "", self.peer, self.connection_id,
                              decoded.body)
+        def encode(response: Any) -> list[Buffer]:
+            return encode_response(response, request_class=spec.request_class,
+                                   api_version=header.api_version,
+                                   correlation_id=header.correlation_id)
+
         try:
-            response = await spec.handler(self._state, ctx)
-            if response is None or self._closed:
+            if header.api_key in _WORKER_HANDLED and (large or _whole_cluster(ctx)):
+                chunks: list[Buffer] | None = await self._off_loop(
+                    lambda: _serve_on_worker(spec.handler(self._state, ctx), encode))
+            else:
+                response = await spec.handler(self._state, ctx)
+                if response is None or self._closed:
+                    return
+                chunks = await self._off_loop(lambda: encode(response)) if large \
+                    else encode(response)
+            if chunks is None or self._closed:
                 return
-            chunks = encode_response(response, request_class=spec.request_class,
-                                     api_version=header.api_version,
-                                     correlation_id=header.correlation_id)
         except CloseConnection as exc:
             self.close(f"{spec.name} v{header.api_version}: {exc}")
             return
@@ -189,3 +319,26 @@ class BrokerConnection(asyncio.BufferedProtocol):
             transport.write(chunk)  # sent from this buffer; only an unsent tail is copied
         if small:
             transport.write(b"".join(small))
+
+
+def _whole_cluster(ctx: RequestContext) -> bool:
+    """A Metadata request for every topic: its answer grows with the cluster."""
+    return ctx.api_key == _METADATA and not ctx.request.topics
+
+
+def _serve_on_worker(handling: Awaitable[Any], encode: Callable[[Any], list[Buffer]]
+                     ) -> list[Buffer] | None:
+    """Run a handler and encode its answer on the worker thread's own event loop."""
+    loop = getattr(_worker, "loop", None)
+    if loop is None:
+        loop = _worker.loop = asyncio.new_event_loop()
+    response = loop.run_until_complete(handling)
+    return None if response is None else encode(response)
+
+
+def close_worker_loops() -> None:
+    """Close the calling worker thread's event loop (run on each worker at shutdown)."""
+    loop = getattr(_worker, "loop", None)
+    if loop is not None:
+        loop.close()
+        _worker.loop = None

@@ -14,16 +14,21 @@ import logging
 import signal
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.broker.acceptor import Acceptor
 from core.broker.config import BrokerConfig, BrokerConfigError
-from core.broker.connection import BrokerConnection
+from core.broker.connection import BrokerConnection, ConnectionLimits, close_worker_loops
+from core.broker.connection_quotas import ConnectionQuotas
 from core.broker.dynamic_config import DynamicBrokerConfigs
+from core.broker.log_limit import RateLimitedLog, limit_loop_exceptions
 from core.broker.memory import tune_malloc_for_large_buffers
 from core.broker.meta import load_or_create_meta
 from core.broker.producer_state import ProducerStateManager
 from core.broker.registry import all_specs, load_handlers
+from core.broker.request_memory import RequestMemoryPool
 from core.broker.state import BrokerState
 from core.group import GroupCoordinator, LogOffsetStore
 from core.log.errors import UnknownTopicError
@@ -44,6 +49,7 @@ log = logging.getLogger(__name__)
 
 _TICK_INTERVAL_S = 0.1
 _PRODUCER_EXPIRY_CHECK_S = 600.0  # Kafka's producer.id.expiration.check.interval.ms
+_IDLE_CHECK_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -119,37 +125,56 @@ class BrokerServer:
         self.state = state
         self._listen = listen
         self._tick_coordinator = tick_coordinator
-        self._server: asyncio.Server | None = None
+        self._acceptor: Acceptor | None = None
         self._connections: set[BrokerConnection] = set()
         self._periodic: asyncio.Task[None] | None = None
+        self._limits: ConnectionLimits | None = None
 
     @property
     def port(self) -> int:
         """The bound port (useful when listening on port 0)."""
-        assert self._server is not None, "start() first"
-        return self._server.sockets[0].getsockname()[1]
+        assert self._acceptor is not None, "start() first"
+        return self._acceptor.port
 
     async def start(self) -> None:
         load_handlers()
         supported = {spec.api_key: SupportedApi(spec.request_class, spec.min_version,
                                                 spec.max_version) for spec in all_specs()}
         loop = asyncio.get_running_loop()
+        config = self.state.config
+        # 20 lines of each kind per 10 s: every bad request of an ordinary day is logged,
+        # a flood is summarised.
+        warnings = RateLimitedLog(log, burst=20, interval_s=10.0)
+        limit_loop_exceptions(loop, warnings)
+        # One thread: large requests wait for each other there, never for the loop, and
+        # together they cannot take more than one thread's share of the interpreter.
+        limits = self._limits = ConnectionLimits(
+            memory=RequestMemoryPool(config.queued_max_request_bytes),
+            quotas=ConnectionQuotas(config.max_connections, config.max_connections_per_ip),
+            worker=ThreadPoolExecutor(max_workers=1,
+                                      thread_name_prefix="ferry-broker-large-requests"),
+            warnings=warnings)
+        limits.quotas.follow(lambda: self.state.config)  # AlterConfigs may replace it
+        log.debug("connection limits: %d file descriptors, %d kept for the log",
+                  limits.quotas.fds.limit, limits.quotas.fds.reserve)
 
-        def connect() -> BrokerConnection:
-            connection = BrokerConnection(self.state, supported, self._connections.discard)
+        def connect(address: str) -> BrokerConnection:
+            connection = BrokerConnection(self.state, supported, self._connections.discard,
+                                          limits, address)
             self._connections.add(connection)
             return connection
 
-        self._server = await loop.create_server(
-            connect, self._listen.host or None, self._listen.port, reuse_address=True,
-            backlog=1024)
+        self._acceptor = Acceptor(self._listen.host, self._listen.port, quotas=limits.quotas,
+                                  warnings=warnings, protocol_factory=connect)
+        self._acceptor.start()
         self._periodic = loop.create_task(self._run_periodic(), name="ferry-broker-periodic")
 
     async def stop(self) -> None:
         """Stop accepting, close every connection, wait for their tasks and for appends
         still running on threads."""
-        if self._server is not None:
-            self._server.close()
+        if self._acceptor is not None:
+            self._acceptor.close()
+            await self._acceptor.wait_closed()
         if self._periodic is not None:
             self._periodic.cancel()
             await asyncio.gather(self._periodic, return_exceptions=True)
@@ -157,15 +182,33 @@ class BrokerServer:
         for connection in connections:
             connection.close()
         await asyncio.gather(*(c.wait_closed() for c in connections), return_exceptions=True)
-        if self._server is not None:
-            await self._server.wait_closed()
+        if self._limits is not None:
+            worker = self._limits.worker
+            await asyncio.wrap_future(worker.submit(close_worker_loops))
+            worker.shutdown(wait=False)
         await asyncio.to_thread(self.state.appender.close)
+
+    def _close_idle_connections(self) -> None:
+        """Kafka's connections.max.idle.ms: a connection that neither sent nor received for
+        that long is closed (clients reconnect when they next need it). It also ends a
+        client that sent part of a request and stopped, freeing the memory it held."""
+        limit_s = self.state.config.connections_max_idle_ms / 1000
+        now = time.monotonic()
+        for connection in list(self._connections):
+            if connection.idle_for(now) > limit_s:
+                log.debug("closing connection from %s: idle for more than %d ms",
+                          connection.peer, self.state.config.connections_max_idle_ms)
+                connection.close()
 
     async def _run_periodic(self) -> None:
         next_expiry = time.monotonic() + _PRODUCER_EXPIRY_CHECK_S
+        next_idle_check = time.monotonic()
         while True:
             await asyncio.sleep(_TICK_INTERVAL_S)
             try:
+                if time.monotonic() >= next_idle_check:
+                    next_idle_check = time.monotonic() + _IDLE_CHECK_S
+                    self._close_idle_connections()
                 if self._tick_coordinator:
                     self.state.coordinator.tick()
                 if time.monotonic() >= next_expiry:

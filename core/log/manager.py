@@ -176,6 +176,7 @@ class LogManager:
                     logs = self._open_logs(metadata, range(partitions))
                 except BaseException:
                     self._store.remove(name)
+                    self._remove_new_partitions(name, range(partitions))
                     raise
             self._topics[name] = _Topic(metadata, logs)
         self._maintenance.wake()
@@ -203,6 +204,7 @@ class LogManager:
                     added = self._open_logs(metadata, new_range)
                 except BaseException:
                     self._store.write(topic.metadata)
+                    self._remove_new_partitions(name, new_range)
                     raise
             self._topics[name] = _Topic(metadata, topic.logs + added)
         log.info("topic %s grew from %d to %d partitions", name, current, total)
@@ -416,6 +418,12 @@ class LogManager:
             if moved is not None:
                 log.warning("partition directory %s-%d had no topic metadata; moved to %s "
                             "(remove it if its data is not needed)", name, p, moved)
+
+    def _remove_new_partitions(self, name: str, partitions: range) -> None:
+        """Remove the directories a failed create made (strays were set aside before it, so
+        each ``name-p`` in ``partitions`` is new): nothing of the topic stays behind."""
+        for p in partitions:
+            shutil.rmtree(self.data_dir / f"{name}-{p}", ignore_errors=True)
 
     def _rename_aside(self, topic: str, partition: int, kind: str) -> Path | None:
         """Rename ``topic``-``partition``'s directory to ``NAME-P.<hex>-<kind>`` (None if

@@ -7,6 +7,12 @@ the socket reads straight into its buffers. Small frames share one fixed buffer 
 copied out; a frame too large for it gets a buffer of its own that the socket fills
 directly and that is handed out without a copy. The size prefix is checked against the
 limit before any of the body is accepted.
+
+A large frame's buffer grows with the bytes that actually arrive (in steps of at most
+``MAX_GROWTH_STEP``), never to the announced size up front: a peer that announces 100 MiB
+and sends four bytes costs a few KiB, not 100 MiB. An owner that bounds memory across
+connections (the broker's ``queued.max.request.bytes``) creates the reader with
+``managed_growth=True`` and grants each step itself (``growth_wanted`` / ``grow``).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import struct
 
 from core.protocol.errors import FrameTooLargeError, MalformedRequestError
 
-__all__ = ["SIZE_PREFIX", "FrameReader", "frame_size", "size_prefix"]
+__all__ = ["MAX_GROWTH_STEP", "SIZE_PREFIX", "FrameReader", "frame_size", "size_prefix"]
 
 #: Bytes of the size prefix before every frame.
 SIZE_PREFIX = 4
@@ -24,6 +30,10 @@ MIN_REQUEST_SIZE = 10
 _INT32 = struct.Struct(">i")
 # Per connection: small requests are read here; a larger one gets a buffer of its own.
 _SHARED_BUFFER = 64 * 1024
+#: A large frame's buffer grows by its current size (doubling, so a frame of n bytes costs
+#: O(log n) reallocations), at least ``_MIN_GROWTH_STEP`` and at most this at a time.
+MAX_GROWTH_STEP = 4 * 1024 * 1024
+_MIN_GROWTH_STEP = 256 * 1024
 
 
 def frame_size(prefix: bytes | bytearray | memoryview, limit: int) -> int:
@@ -55,26 +65,73 @@ class FrameReader:
     shared buffer) or a ``bytearray`` (large, owned by the caller from then on). After a
     ``ProtocolError`` the stream is unusable: the caller closes the connection.
 
+    With ``managed_growth`` the owner must, after every ``buffer_updated``, either call
+    ``grow(growth_wanted)`` when ``growth_wanted`` is non-zero or stop reading until it
+    can: ``get_buffer`` would otherwise have no room to offer. Without it the reader grows
+    by itself.
+
     The buffer returned by ``get_buffer`` may still be referenced (exported) while
-    ``buffer_updated`` runs, so the shared buffer is never resized, only compacted in place.
+    ``buffer_updated`` runs, so buffers are never resized there: the shared buffer is only
+    compacted in place, and a large frame's buffer is extended in ``get_buffer``.
     """
 
-    def __init__(self, limit: int, *, shared_buffer: int = _SHARED_BUFFER) -> None:
+    def __init__(self, limit: int, *, shared_buffer: int = _SHARED_BUFFER,
+                 managed_growth: bool = False) -> None:
         self._limit = limit
+        self._managed = managed_growth
         self._buf = bytearray(shared_buffer)
         self._start = 0  # first unconsumed byte of _buf
         self._end = 0  # one past the last received byte of _buf
-        self._large: bytearray | None = None  # the body of a frame that did not fit _buf
+        self._large: bytearray | None = None  # the body so far of a frame that did not fit _buf
+        self._large_size = 0  # the announced size of that frame
         self._large_filled = 0
+        self._large_capacity = 0  # what _large may grow to (granted), <= _large_size
 
     @property
     def pending_bytes(self) -> int:
         """Bytes received that are not part of a returned frame yet."""
         return self._end - self._start + self._large_filled
 
+    @property
+    def large_capacity(self) -> int:
+        """Bytes allocated or granted for the incomplete large frame (0 if there is none)."""
+        return self._large_capacity if self._large is not None else 0
+
+    @property
+    def growth_wanted(self) -> int:
+        """Bytes the incomplete large frame's buffer must grow by before more can be read
+        (0 while it has room, or when no large frame is in progress)."""
+        if self._large is None or self._large_filled < self._large_capacity:
+            return 0
+        capacity = self._large_capacity
+        step = min(MAX_GROWTH_STEP, max(_MIN_GROWTH_STEP, capacity))
+        return min(step, self._large_size - capacity)
+
+    @property
+    def large_missing(self) -> int:
+        """Bytes of the incomplete large frame that have not arrived yet (0 if none)."""
+        return self._large_size - self._large_filled if self._large is not None else 0
+
+    def grow(self, nbytes: int) -> None:
+        """Let the large frame's buffer grow by ``nbytes`` (at most ``growth_wanted``)."""
+        if self._large is None or not 0 < nbytes <= self._large_size - self._large_capacity:
+            raise ValueError(f"cannot grow the frame buffer by {nbytes} bytes")
+        self._large_capacity += nbytes
+
     def get_buffer(self) -> memoryview:
-        """Where the next received bytes go (never empty)."""
+        """Where the next received bytes go (never empty, unless a managed reader's owner
+        did not grant ``growth_wanted``)."""
         if self._large is not None:
+            if not self._managed and self.growth_wanted:
+                self.grow(self.growth_wanted)
+            missing = self._large_capacity - len(self._large)
+            if missing > 0:
+                try:
+                    self._large.extend(bytes(missing))
+                except BufferError:  # the owner still holds a view of it: copy instead
+                    grown = bytearray(self._large_capacity)
+                    grown[: len(self._large)] = self._large
+                    self._large = grown
             return memoryview(self._large)[self._large_filled :]
         if self._end == len(self._buf):
             self._compact()
@@ -84,10 +141,11 @@ class FrameReader:
         """Account for ``nbytes`` written into the last buffer; return completed frames."""
         if self._large is not None:
             self._large_filled += nbytes
-            if self._large_filled < len(self._large):
+            if self._large_filled < self._large_size:
                 return []
             frame = self._large
-            self._large, self._large_filled = None, 0
+            self._large = None
+            self._large_size = self._large_filled = self._large_capacity = 0
             return [frame]
         self._end += nbytes
         return self._split()
@@ -103,11 +161,11 @@ class FrameReader:
                 start = body + size
                 continue
             if SIZE_PREFIX + size > len(buf):
-                # Too large for the shared buffer: give it its own, filled by the socket.
-                large = bytearray(size)
-                have = end - body
-                large[:have] = buf[body:end]
-                self._large, self._large_filled = large, have
+                # Too large for the shared buffer: give it its own, filled by the socket,
+                # holding only what has arrived so far.
+                self._large = bytearray(memoryview(buf)[body:end])
+                self._large_size = size
+                self._large_filled = self._large_capacity = end - body
                 start = end = 0
             break
         if start == end:

@@ -1,4 +1,8 @@
-"""CreatePartitions (key 37) v0-3: grow a topic's partition count; validate_only."""
+"""CreatePartitions (key 37) v0-3: grow a topic's partition count; validate_only.
+
+The new partitions pass the same checks as a new topic's (``create_topics``) before any is
+created, and a failed write answers KAFKA_STORAGE_ERROR with the topic left as it was.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,12 @@ from core.broker.admin_common import (
     check_replicas,
     duplicates,
     in_thread,
-    storage_error,
+)
+from core.broker.handlers.create_topics import (
+    CREATION_LOCK,
+    check_operation_size,
+    check_partition_budget,
+    creation_error,
 )
 from core.broker.registry import handles
 from core.broker.state import BrokerState, RequestContext
@@ -45,8 +54,8 @@ async def handle_create_partitions(state: BrokerState, ctx: RequestContext
             results.append(_Result(version=version, name=topic.name,
                                    error_code=int(exc.code), error_message=exc.message))
             continue
-        except StorageError as exc:
-            err = storage_error(exc, topic.name)
+        except (StorageError, OSError) as exc:
+            err = creation_error(exc, topic.name, "new partitions of topic")
             results.append(_Result(version=version, name=topic.name,
                                    error_code=int(err.code), error_message=err.message))
             continue
@@ -80,7 +89,11 @@ def _grow(state: BrokerState, topic: CreatePartitionsRequest.CreatePartitionsTop
                              f"{len(topic.assignments)} assignments provided.")
         for offset, a in enumerate(topic.assignments):
             check_replicas(state, list(a.broker_ids), current + offset)
-    if validate_only:
-        return
-    state.manager.add_partitions(topic.name, topic.count)
+    # Kafka's controller writes one record per new partition.
+    check_operation_size(topic.name, topic.count - current, configs=-1)
+    with CREATION_LOCK:
+        check_partition_budget(topic.name, topic.count - current)
+        if validate_only:
+            return
+        state.manager.add_partitions(topic.name, topic.count)
     log.info("topic %s grew from %d to %d partitions", topic.name, current, topic.count)

@@ -1,8 +1,15 @@
-"""CreateTopics (key 19) v2-6: create topics with configs; validate_only; one node."""
+"""CreateTopics (key 19) v2-6: create topics with configs; validate_only; one node.
+
+Everything that can refuse a topic is checked before anything is written: the request's
+fields, Kafka's bound on one operation (``MAX_RECORDS_PER_OPERATION``) and the file
+descriptors the new partitions will keep open. A failure while creating (a full disk, an
+I/O error) answers KAFKA_STORAGE_ERROR and leaves nothing of the topic behind.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 
 from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
@@ -17,12 +24,28 @@ from core.broker.admin_common import (
     storage_error,
     topic_config_entries,
 )
+from core.broker.connection_quotas import FileDescriptors
 from core.broker.registry import handles
 from core.broker.state import BrokerState, RequestContext
-from core.log.errors import StorageError
+from core.log.errors import (
+    InvalidConfigError,
+    InvalidTopicError,
+    StorageError,
+    TopicExistsError,
+    UnknownTopicError,
+)
+from core.log.topic_metadata import TopicMetadata
 from core.protocol.errors import ErrorCode
 
-__all__ = ["handle_create_topics"]
+__all__ = [
+    "CREATION_LOCK",
+    "FDS_PER_PARTITION",
+    "MAX_RECORDS_PER_OPERATION",
+    "check_operation_size",
+    "check_partition_budget",
+    "creation_error",
+    "handle_create_topics",
+]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +54,15 @@ _Config = _Result.CreatableTopicConfigs
 
 #: "Use the broker's default" for NumPartitions and ReplicationFactor (KIP-464).
 USE_DEFAULT = -1
+#: Kafka's controller refuses one operation that would write more metadata records than
+#: this (QuorumController.MAX_RECORDS_PER_USER_OP): a topic record, one per partition and
+#: one per config, so CreateTopics with 10,000 partitions is a POLICY_VIOLATION there.
+MAX_RECORDS_PER_OPERATION = 10_000
+#: File descriptors a new partition keeps open: its segment's log, offset and time index.
+FDS_PER_PARTITION = 3
+#: Held while checking the descriptors left and creating partitions (CreateTopics and
+#: CreatePartitions), so that two requests cannot both pass the check and then run out.
+CREATION_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -60,14 +92,13 @@ async def handle_create_topics(state: BrokerState, ctx: RequestContext) -> Creat
             continue
         try:
             plan = _plan(state, topic)
-            metadata = await in_thread(state, state.manager.create_topic, topic.name,
-                                       plan.partitions, plan.configs,
-                                       validate_only=req.validate_only)
+            metadata = await in_thread(state, _create, state, topic.name, plan,
+                                       req.validate_only)
         except AdminError as exc:
             results.append(_error(version, topic.name, exc))
             continue
-        except StorageError as exc:
-            results.append(_error(version, topic.name, storage_error(exc, topic.name)))
+        except (StorageError, OSError) as exc:
+            results.append(_error(version, topic.name, creation_error(exc, topic.name)))
             continue
         if not req.validate_only:
             log.info("client %s created topic %s (%d partitions)", ctx.client_id,
@@ -84,6 +115,46 @@ async def handle_create_topics(state: BrokerState, ctx: RequestContext) -> Creat
     return CreateTopicsResponse(version=version, throttle_time_ms=0, topics=results)
 
 
+def _create(state: BrokerState, name: str, plan: _Plan, validate_only: bool) -> TopicMetadata:
+    """Check the descriptors left, then create (blocking: run it with ``in_thread``)."""
+    with CREATION_LOCK:
+        check_partition_budget(name, plan.partitions)
+        return state.manager.create_topic(name, plan.partitions, plan.configs,
+                                          validate_only=validate_only)
+
+
+def check_partition_budget(name: str, new_partitions: int) -> None:
+    """Raise AdminError (INVALID_PARTITIONS) unless ``new_partitions`` more partitions fit
+    under the open-file limit, keeping half of the descriptors that connections may not
+    take (``core.broker.connection_quotas``) for the log's own work."""
+    fds = FileDescriptors()
+    headroom = fds.headroom()
+    if headroom is None:
+        return
+    spare = headroom - fds.reserve // 2
+    needed = new_partitions * FDS_PER_PARTITION
+    if needed > spare:
+        raise AdminError(
+            ErrorCode.INVALID_PARTITIONS,
+            f"Cannot create {new_partitions} partitions for topic {name}: they would keep "
+            f"{needed} files open, and only {max(spare, 0)} of the broker's open-file limit "
+            f"({fds.limit}) are spare. Create fewer partitions, close idle connections, or "
+            "raise the broker's open-file limit (ulimit -n).")
+
+
+def creation_error(exc: StorageError | OSError, name: str, what: str = "topic") -> AdminError:
+    """The answer for a failure while creating topic ``name`` (or, with ``what``, its new
+    partitions): the client's mistakes keep their codes; a failed write (full disk, I/O
+    error) is KAFKA_STORAGE_ERROR, which Kafka clients retry."""
+    if isinstance(exc, (TopicExistsError, UnknownTopicError, InvalidTopicError,
+                        InvalidConfigError)):
+        return storage_error(exc, name)
+    log.error("creating %s %s failed: %s", what, name, exc)
+    return AdminError(ErrorCode.KAFKA_STORAGE_ERROR,
+                      f"Cannot create the {what} {name}: the data directory could not be "
+                      f"written ({exc}); nothing of it was kept.")
+
+
 def _plan(state: BrokerState, topic: CreateTopicsRequest.CreatableTopic) -> _Plan:
     """Partition count, replication factor and configs of one requested topic."""
     configs = config_values({c.name: c.value for c in topic.configs or ()}, "topic")
@@ -92,6 +163,7 @@ def _plan(state: BrokerState, topic: CreateTopicsRequest.CreatableTopic) -> _Pla
             raise AdminError(ErrorCode.INVALID_REQUEST,
                              "Both numPartitions or replicationFactor and replicasAssignments "
                              "were set. Both cannot be used at the same time.")
+        check_operation_size(topic.name, len(topic.assignments), len(configs))
         return _Plan(len(topic.assignments), _assigned_replication_factor(state, topic),
                      configs)
     partitions = topic.num_partitions
@@ -112,7 +184,20 @@ def _plan(state: BrokerState, topic: CreateTopicsRequest.CreatableTopic) -> _Pla
                          f"Unable to replicate the partition {factor} time(s): The target "
                          f"replication factor of {factor} cannot be reached because only "
                          f"{LIVE_BROKERS} broker(s) are registered.")
+    check_operation_size(topic.name, partitions, len(configs))
     return _Plan(partitions, factor, configs)
+
+
+def check_operation_size(name: str, partitions: int, configs: int = 0) -> None:
+    """POLICY_VIOLATION, as Kafka's controller answers, for an operation of more than
+    MAX_RECORDS_PER_OPERATION metadata records."""
+    records = 1 + partitions + configs
+    if records > MAX_RECORDS_PER_OPERATION:
+        raise AdminError(
+            ErrorCode.POLICY_VIOLATION,
+            f"Unable to perform excessively large batch operation. (Topic {name} with "
+            f"{partitions} partitions is {records} metadata records; one request may make "
+            f"at most {MAX_RECORDS_PER_OPERATION}.)")
 
 
 def _assigned_replication_factor(state: BrokerState,

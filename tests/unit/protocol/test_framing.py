@@ -90,3 +90,36 @@ def test_random_streams_give_frames_or_a_protocol_error(data: bytes, sizes: list
             except ProtocolError:
                 return
             assert all(10 <= len(f) <= 2048 for f in frames)
+
+
+def test_a_large_frame_costs_what_has_arrived_not_what_was_announced() -> None:
+    reader = FrameReader(200 * 1024 * 1024)
+    buf = reader.get_buffer()
+    buf[:8] = struct.pack(">i", 100 * 1024 * 1024) + b"abcd"
+    assert reader.buffer_updated(8) == []
+    room = reader.get_buffer()  # one growth step, not 100 MiB
+    assert 0 < len(room) <= 256 * 1024 and reader.large_capacity <= 256 * 1024 + 4
+
+
+def test_a_managed_reader_grows_only_when_its_owner_grants_it() -> None:
+    payload = bytes(range(256)) * 4096  # 1 MiB
+    data = framed(payload)
+    reader = FrameReader(1 << 24, shared_buffer=1024, managed_growth=True)
+    granted = []
+    pos = 0
+    frames: list[bytes | bytearray] = []
+    while pos < len(data):
+        buf = reader.get_buffer()
+        assert len(buf) > 0
+        n = min(len(buf), len(data) - pos)
+        buf[:n] = data[pos : pos + n]
+        pos += n
+        frames.extend(reader.buffer_updated(n))
+        if reader.growth_wanted:
+            assert reader.growth_wanted <= 4 * 1024 * 1024
+            granted.append(reader.growth_wanted)
+            reader.grow(reader.growth_wanted)
+    assert [bytes(f) for f in frames] == [payload]
+    assert sum(granted) + 1020 == len(payload)  # the first bytes came with the prefix
+    with pytest.raises(ValueError):
+        reader.grow(1)  # no frame in progress
