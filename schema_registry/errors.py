@@ -13,6 +13,7 @@ working. The REST layer turns every ``RegistryError`` into ``{"error_code", "mes
     │        InvalidCompatibilityLevelError 42203 · InvalidModeError 42204
     │        OperationNotPermittedError 42205 · ReferenceExistsError 42206
     │        IdDoesNotMatchError 42207 · InvalidSubjectError 42208
+    │        InvalidRuleSetError 42210
     └── 5xx  StoreError 50001 · StoreTimeoutError 50002 · ForwardingError 50003
              UnknownLeaderError 50004 · NotReadyError (503, 50001)
 """
@@ -25,6 +26,7 @@ __all__ = [
     "IncompatibleSchemaError",
     "InvalidCompatibilityLevelError",
     "InvalidModeError",
+    "InvalidRuleSetError",
     "InvalidSchemaError",
     "InvalidSubjectError",
     "InvalidVersionError",
@@ -235,3 +237,11 @@ class NotReadyError(RegistryError):
     """The instance is still loading the ``_schemas`` topic (or cannot reach the log)."""
 
     status, error_code = 503, 50001
+
+
+class InvalidRuleSetError(RegistryError):
+    """A ``ruleSet`` (or a config's default/override rule set) that Confluent's
+    ``RuleSet.validate`` refuses: a duplicate or malformed rule name, a missing type, a
+    mode the rule's list does not allow."""
+
+    status, error_code = 422, 42210

@@ -25,6 +25,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from schema_registry.contracts import parse_metadata, parse_rule_set
+from schema_registry.errors import RegistryError
 from schema_registry.schemas import Reference
 
 __all__ = [
@@ -58,6 +60,9 @@ class SchemaRecord:
     schema: str | None = None
     references: tuple[Reference, ...] = ()
     deleted: bool = False
+    #: Data contracts in normal form (``schema_registry.contracts``); None when absent.
+    metadata: dict[str, Any] | None = None
+    rule_set: dict[str, Any] | None = None
 
     @property
     def is_tombstone(self) -> bool:
@@ -138,6 +143,10 @@ def encode_record(record: Record) -> tuple[bytes, bytes | None]:
             value["schemaType"] = record.schema_type
         if record.references:
             value["references"] = [r.to_json() for r in record.references]
+        if record.metadata is not None:
+            value["metadata"] = record.metadata
+        if record.rule_set is not None:
+            value["ruleSet"] = record.rule_set
         value["schema"] = record.schema
         value["deleted"] = record.deleted
         return key, _dumps(value)
@@ -230,6 +239,11 @@ def _schema_record(k: dict[str, Any], v: dict[str, Any] | None, key: bytes) -> S
         references = tuple(Reference.from_json(r) for r in refs)
     except Exception as exc:  # the model's SchemaError, or a non-list
         raise MalformedRecordError(f"SCHEMA value for {key!r}: bad references: {exc}") from exc
+    try:
+        metadata = parse_metadata(v.get("metadata"))
+        rule_set = parse_rule_set(v.get("ruleSet"))
+    except RegistryError as exc:
+        raise MalformedRecordError(f"SCHEMA value for {key!r}: {exc.message}") from exc
     return SchemaRecord(
         subject=subject,
         version=version,
@@ -238,6 +252,8 @@ def _schema_record(k: dict[str, Any], v: dict[str, Any] | None, key: bytes) -> S
         schema=schema,
         references=references,
         deleted=v.get("deleted") is True,
+        metadata=metadata,
+        rule_set=rule_set,
     )
 
 

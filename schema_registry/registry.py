@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from schema_registry import contracts
 from schema_registry import errors as e
 from schema_registry.records import (
     ConfigRecord,
@@ -84,13 +85,15 @@ def check_subject(subject: str) -> str:
 @dataclass(frozen=True, slots=True)
 class SchemaRequest:
     """The body of a register, lookup or compatibility request. Unknown fields are
-    ignored (newer clients send ``metadata``, ``ruleSet`` ...)."""
+    ignored; ``metadata`` and ``ruleSet`` are kept in normal form (``contracts``)."""
 
     schema: str
     schema_type: str = "AVRO"
     references: tuple[Reference, ...] = ()
     version: int = 0
     id: int = -1
+    metadata: dict[str, Any] | None = None
+    rule_set: dict[str, Any] | None = None
 
     @classmethod
     def from_json(cls, body: Any) -> SchemaRequest:
@@ -112,7 +115,8 @@ class SchemaRequest:
         except SchemaError as exc:
             raise e.InvalidSchemaError(str(exc)) from None
         return cls(schema, schema_type.upper(), references, _int_field(body, "version", 0),
-                   _int_field(body, "id", -1))
+                   _int_field(body, "id", -1), contracts.parse_metadata(body.get("metadata")),
+                   contracts.parse_rule_set(body.get("ruleSet")))
 
 
 def _int_field(body: Mapping[str, Any], name: str, default: int) -> int:
@@ -198,10 +202,75 @@ class SchemaRegistry:
         parsed = self._parse(request, normalize)
         fingerprint = parsed.fingerprint()
         with self.state.lock:
-            for entry in reversed(self.state.versions(subject, deleted=deleted)):
-                if self.state.fingerprint_of(entry.id) == fingerprint:
-                    return entry
+            found = self._find_under(subject, fingerprint, request.metadata, request.rule_set,
+                                     deleted=deleted)
+            latest = self.state.versions(subject)[-1:]
+            if found is None and latest:
+                # As Confluent does: also look for the schema with the contracts a
+                # registration would have given it (the latest version's, the config's).
+                metadata, rule_set = contracts.registration_contracts(
+                    self.contract_config(subject), request.metadata, request.rule_set,
+                    (latest[0].metadata, latest[0].rule_set), None)
+                if (metadata, rule_set) != (request.metadata, request.rule_set):
+                    found = self._find_under(subject, fingerprint, metadata, rule_set,
+                                             deleted=deleted)
+        if found is None:
+            raise e.SchemaNotFoundError()
+        return found
+
+    def _find_under(self, subject: str, fingerprint: str, metadata: dict[str, Any] | None,
+                    rule_set: dict[str, Any] | None, *, deleted: bool = False
+                    ) -> VersionEntry | None:
+        """The newest version of ``subject`` holding the schema with ``fingerprint`` and
+        these contracts, else one that differs only by ``confluent:version``."""
+        identity = contracts.contract_fingerprint(fingerprint, metadata, rule_set)
+        versions = list(reversed(self.state.versions(subject, deleted=deleted)))
+        for entry in versions:
+            if self.state.fingerprint_of(entry.id) == identity:
+                return entry
+        for entry in versions:
+            if self._schema_fingerprint(entry.id) == fingerprint and \
+                    contracts.same_ignoring_version(metadata, rule_set, entry.metadata,
+                                                    entry.rule_set, entry.version):
+                return entry
+        return None
+
+    def _schema_fingerprint(self, schema_id: int) -> str | None:
+        try:
+            return self.state.parsed(schema_id).fingerprint()
+        except (KeyError, SchemaError):
+            return None
+
+    def latest_with_metadata(self, subject: str, wanted: Mapping[str, str], *,
+                             deleted: bool = False) -> VersionEntry:
+        """The newest version whose metadata properties include every ``wanted`` pair
+        (``GET /subjects/{s}/metadata``): 40401 if the subject has no version, 40403 if
+        none matches."""
+        versions = self.state.versions(subject, deleted=deleted)
+        for entry in reversed(versions):
+            if contracts.properties_match(entry.metadata, wanted):
+                return entry
+        if not versions:
+            raise e.SubjectNotFoundError(subject)
         raise e.SchemaNotFoundError()
+
+    def schema_by_guid(self, guid: str) -> SchemaEntry:
+        schema_id = self.state.id_for_guid(guid.lower())
+        entry = None if schema_id is None else self.state.schema(schema_id)
+        if entry is None:
+            raise e.SchemaNotFoundError(guid)  # type: ignore[arg-type]
+        return entry
+
+    def contract_config(self, subject: str | None) -> dict[str, Any]:
+        """The data-contract config fields in scope for ``subject``: each from the
+        subject's config if set there, else from the global one (Confluent's
+        ``mergeConfigs``)."""
+        merged: dict[str, Any] = {}
+        for scope in ((None, subject) if subject is not None else (None,)):
+            stored = self.state.config(scope) or {}
+            merged.update({k: stored[k] for k in contracts.CONFIG_KEYS
+                           if stored.get(k) is not None})
+        return merged
 
     def schema_by_id(self, schema_id: int) -> SchemaEntry:
         entry = self.state.schema(schema_id)
@@ -304,8 +373,8 @@ class SchemaRegistry:
 
     # ================================================================== writes (leader)
 
-    def register(self, subject: str, body: Any, *, normalize: bool = False) -> dict[str, Any]:
-        """Register the schema in ``body`` under ``subject``; ``{"id": N}``."""
+    def register(self, subject: str, body: Any, *, normalize: bool = False) -> VersionEntry:
+        """Register the schema in ``body`` under ``subject``; the version holding it."""
         check_subject(subject)
         request = SchemaRequest.from_json(body)
         mode = self.mode(subject)
@@ -317,17 +386,30 @@ class SchemaRegistry:
         if importing and request.id < 0:
             raise e.OperationNotPermittedError(f"Subject {subject} is not in read-write mode")
         parsed = self._parse(request, normalize)
-        fingerprint = parsed.fingerprint()
         with self.state.lock:
             all_versions = self.state.versions(subject, deleted=True)
             live = [v for v in all_versions if not v.deleted]
+            next_version = self.state.max_version(subject) + 1
+            config = self.contract_config(subject)
+            metadata, rule_set = request.metadata, request.rule_set
+            if not importing:
+                metadata, rule_set = contracts.registration_contracts(
+                    config, metadata, rule_set,
+                    (live[-1].metadata, live[-1].rule_set) if live else None,
+                    next_version, request.version)
+            fingerprint = contracts.contract_fingerprint(parsed.fingerprint(), metadata,
+                                                         rule_set)
             for entry in reversed(live):
                 if self.state.fingerprint_of(entry.id) == fingerprint:
                     if importing and request.id != entry.id:
                         raise e.IdDoesNotMatchError(
                             f"Schema already registered with id {entry.id} instead of input "
                             f"id {request.id}")
-                    return {"id": entry.id}
+                    return entry
+            if request.version == 0 and not importing:
+                found = self._find_under(subject, parsed.fingerprint(), metadata, rule_set)
+                if found is not None:
+                    return found
             if importing:
                 schema_id = request.id
                 if self.state.schema(schema_id) is not None and \
@@ -337,12 +419,16 @@ class SchemaRegistry:
                         "is used by a different schema")
             else:
                 level = self.compatibility_level(subject)
+                group = config.get("compatibilityGroup")
+                if group:
+                    # Only versions in the same compatibility group are checked.
+                    value = contracts.group_value(metadata, group)
+                    live = [v for v in live if contracts.group_value(v.metadata, group) == value]
                 messages = self._incompatibilities(level, parsed, live, transitive=True)
                 if messages:
                     raise e.IncompatibleSchemaError(subject, messages)
                 existing = self.state.id_for_fingerprint(fingerprint)
                 schema_id = existing if existing is not None else self.state.max_id + 1
-            next_version = self.state.max_version(subject) + 1
             if importing and request.version > 0:
                 version = request.version
                 taken = self.state.version(subject, version)
@@ -357,14 +443,14 @@ class SchemaRegistry:
             else:
                 version = next_version
         record = SchemaRecord(subject, version, schema_id, parsed.schema_type,
-                              parsed.canonical(), parsed.references, False)
+                              parsed.canonical(), parsed.references, False, metadata, rule_set)
         self.store.write([record])
         stored = self.state.version(subject, version)
         if stored is None or stored.id != schema_id:
             raise e.StoreError(f"A concurrent write changed subject {subject} version "
                                f"{version}; retry the request")
         log.info("registered schema id %d as %s version %d", schema_id, subject, version)
-        return {"id": schema_id}
+        return stored
 
     def delete_subject(self, subject: str, *, permanent: bool = False) -> list[int]:
         """Soft-delete the live versions, or (``permanent``) remove every soft-deleted
@@ -423,7 +509,8 @@ class SchemaRegistry:
                     raise e.VersionSoftDeletedError(subject, entry.version)
                 self._check_unreferenced([entry])
                 records = [SchemaRecord(subject, entry.version, entry.id, entry.schema_type,
-                                        entry.schema, entry.references, True)]
+                                        entry.schema, entry.references, True, entry.metadata,
+                                        entry.rule_set)]
         self.store.write(records)
         log.info("%s deleted subject %s version %d", "permanently" if permanent else "soft",
                  subject, entry.version)
@@ -445,7 +532,11 @@ class SchemaRegistry:
             stored["compatibilityLevel"] = raw.upper()
         elif not others:
             raise e.InvalidCompatibilityLevelError()
+        others.update(contracts.normalize_config_fields(body))
         stored.update(others)
+        for key in contracts.CONFIG_KEYS:  # null clears a data-contract field
+            if stored.get(key, 0) is None:
+                del stored[key]
         self.store.write([ConfigRecord(subject, stored)])
         response: dict[str, Any] = {}
         if raw is not None:

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from schema_registry.contracts import contract_fingerprint, schema_guid
 from schema_registry.records import (
     ClearSubjectRecord,
     ConfigRecord,
@@ -62,6 +63,13 @@ class SchemaEntry:
     schema_type: str
     schema: str
     references: tuple[Reference, ...]
+    metadata: dict[str, Any] | None = None
+    rule_set: dict[str, Any] | None = None
+
+    @property
+    def guid(self) -> str:
+        """Confluent's guid of this schema (text, references, metadata, rule set)."""
+        return schema_guid(self.schema, self.references, self.metadata, self.rule_set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +83,13 @@ class VersionEntry:
     schema: str
     references: tuple[Reference, ...]
     deleted: bool = False
+    metadata: dict[str, Any] | None = None
+    rule_set: dict[str, Any] | None = None
+
+    @property
+    def guid(self) -> str:
+        """Confluent's guid of this version's schema (the same for every version of an id)."""
+        return schema_guid(self.schema, self.references, self.metadata, self.rule_set)
 
 
 class RegistryState:
@@ -95,6 +110,7 @@ class RegistryState:
         self._fingerprints: dict[int, str] = {}
         self._ids_by_fingerprint: dict[str, int] = {}
         self._unindexed: set[int] = set()
+        self._ids_by_guid: dict[str, int] = {}
 
     # ------------------------------------------------------------------ replay
 
@@ -139,9 +155,12 @@ class RegistryState:
         assert record.schema is not None
         existing = self._schemas.get(record.id)
         if existing is not None and (existing.schema_type, existing.schema,
-                                     existing.references) != (record.schema_type,
-                                                              record.schema,
-                                                              record.references):
+                                     existing.references, existing.metadata,
+                                     existing.rule_set) != (record.schema_type,
+                                                            record.schema,
+                                                            record.references,
+                                                            record.metadata,
+                                                            record.rule_set):
             log.error("ignoring schema %s version %d: id %d is already used by a different "
                       "schema", record.subject, record.version, record.id)
             return
@@ -150,10 +169,12 @@ class RegistryState:
         self._remove_version(record.subject, record.version)
         self._subjects.setdefault(record.subject, {})[record.version] = VersionEntry(
             record.subject, record.version, record.id, record.schema_type, record.schema,
-            record.references, record.deleted)
+            record.references, record.deleted, record.metadata, record.rule_set)
         if record.id not in self._schemas:
-            self._schemas[record.id] = SchemaEntry(record.id, record.schema_type,
-                                                   record.schema, record.references)
+            entry = SchemaEntry(record.id, record.schema_type, record.schema,
+                                record.references, record.metadata, record.rule_set)
+            self._schemas[record.id] = entry
+            self._ids_by_guid.setdefault(entry.guid, record.id)
             self._unindexed.add(record.id)
         self._users.setdefault(record.id, set()).add((record.subject, record.version))
         self._max_id = max(self._max_id, record.id)
@@ -175,7 +196,9 @@ class RegistryState:
 
     def _forget_schema(self, schema_id: int) -> None:
         del self._users[schema_id]
-        self._schemas.pop(schema_id, None)
+        forgotten = self._schemas.pop(schema_id, None)
+        if forgotten is not None and self._ids_by_guid.get(forgotten.guid) == schema_id:
+            del self._ids_by_guid[forgotten.guid]
         self._parsed.pop(schema_id, None)
         self._unindexed.discard(schema_id)
         fingerprint = self._fingerprints.pop(schema_id, None)
@@ -226,6 +249,11 @@ class RegistryState:
     def schema(self, schema_id: int) -> SchemaEntry | None:
         with self.lock:
             return self._schemas.get(schema_id)
+
+    def id_for_guid(self, guid: str) -> int | None:
+        """The id of the stored schema with this guid (None if unknown)."""
+        with self.lock:
+            return self._ids_by_guid.get(guid)
 
     def users_of(self, schema_id: int) -> list[VersionEntry]:
         """The versions (soft-deleted included) that carry ``schema_id``, sorted."""
@@ -280,7 +308,8 @@ class RegistryState:
         for schema_id in sorted(self._unindexed):
             entry = self._schemas[schema_id]
             try:
-                fingerprint = self.parsed(schema_id).fingerprint()
+                fingerprint = contract_fingerprint(self.parsed(schema_id).fingerprint(),
+                                                   entry.metadata, entry.rule_set)
             except SchemaError as exc:
                 # e.g. a schema type this registry cannot parse: it keeps its id and is
                 # served, but only byte-identical text matches it.
@@ -312,6 +341,9 @@ class RegistryState:
 
 
 def _raw_fingerprint(entry: SchemaEntry) -> str:
+    contracts = [] if entry.metadata is None and entry.rule_set is None else \
+        [entry.metadata, entry.rule_set]
     payload = json.dumps(["raw", entry.schema_type, entry.schema,
-                          [r.to_json() for r in entry.references]], separators=(",", ":"))
+                          [r.to_json() for r in entry.references], *contracts],
+                         separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
