@@ -46,6 +46,16 @@ RETRY_BACKOFF_S = 1.0
 class SchemaStore:
     """Reads ``topic`` into ``state`` and writes records to it. See the module docstring."""
 
+    #: How records become key/value bytes and back; a store of another topic (the DEK
+    #: Registry's) subclasses with its own codec and state.
+    _encode = staticmethod(encode_record)
+    _decode = staticmethod(decode_record)
+
+    def _summary(self) -> str:
+        """What the state holds, for the log line once the topic has been read."""
+        return (f"{len(self.state.subject_names())} subjects, highest schema id "
+                f"{self.state.max_id}")
+
     def __init__(self, backend: LogBackend, state: RegistryState, *, topic: str = "_schemas",
                  timeout_s: float = 10.0, replication_factor: int | None = None,
                  skip_validation: bool = False) -> None:
@@ -160,7 +170,7 @@ class SchemaStore:
         timeout = self.timeout_s if timeout is None else timeout
         payload = []
         for record in records:
-            key, value = encode_record(record)
+            key, value = self._encode(record)
             payload.append(ProducerRecord(key=key, value=value, partition=0))
         try:
             landed = self.backend.produce(self.topic, payload)
@@ -250,7 +260,7 @@ class SchemaStore:
 
     def _apply(self, offset: int, key: bytes | None, value: bytes | None) -> None:
         try:
-            decoded = decode_record(key, value)
+            decoded = self._decode(key, value)
         except MalformedRecordError as exc:
             log.warning("skipping record %d of %s: %s", offset, self.topic, exc)
             return
@@ -269,9 +279,8 @@ class SchemaStore:
                 self._problem = ""
                 self._cond.notify_all()
         if self._ready:
-            log.info("read the %s topic to offset %d: %d subjects, highest schema id %d",
-                     self.topic, self._position, len(self.state.subject_names()),
-                     self.state.max_id)
+            log.info("read the %s topic to offset %d: %s", self.topic, self._position,
+                     self._summary())
 
     def _out_of_range(self, exc: OffsetOutOfRangeError) -> None:
         with self._cond:
