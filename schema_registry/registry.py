@@ -261,6 +261,17 @@ class SchemaRegistry:
             raise e.SchemaNotFoundError(guid)  # type: ignore[arg-type]
         return entry
 
+    def _same_group(self, subject: str, metadata: dict[str, Any] | None,
+                    versions: list[VersionEntry]) -> list[VersionEntry]:
+        """With a ``compatibilityGroup`` configured, only the versions whose metadata has
+        the same value of that property as ``metadata`` (compatibility is checked within
+        a group only); otherwise all of them."""
+        group = self.contract_config(subject).get("compatibilityGroup")
+        if not group:
+            return versions
+        value = contracts.group_value(metadata, group)
+        return [v for v in versions if contracts.group_value(v.metadata, group) == value]
+
     def contract_config(self, subject: str | None) -> dict[str, Any]:
         """The data-contract config fields in scope for ``subject``: each from the
         subject's config if set there, else from the global one (Confluent's
@@ -329,6 +340,7 @@ class SchemaRegistry:
                         raise e.SubjectNotFoundError(subject)
                     raise e.VersionNotFoundError(version)
                 previous, transitive_ok = [entry], False
+            previous = self._same_group(subject, request.metadata, previous)
             messages = self._incompatibilities(level, parsed, previous,
                                                transitive=transitive_ok)
         result: dict[str, Any] = {"is_compatible": not messages}
@@ -419,11 +431,7 @@ class SchemaRegistry:
                         "is used by a different schema")
             else:
                 level = self.compatibility_level(subject)
-                group = config.get("compatibilityGroup")
-                if group:
-                    # Only versions in the same compatibility group are checked.
-                    value = contracts.group_value(metadata, group)
-                    live = [v for v in live if contracts.group_value(v.metadata, group) == value]
+                live = self._same_group(subject, metadata, live)
                 messages = self._incompatibilities(level, parsed, live, transitive=True)
                 if messages:
                     raise e.IncompatibleSchemaError(subject, messages)

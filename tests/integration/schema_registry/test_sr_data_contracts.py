@@ -269,6 +269,10 @@ def test_a_migration_rule_upgrades_old_records_across_compatibility_groups(regis
     info = error_of(lambda: client.register_schema(
         "shoes-value", Schema(v2, "AVRO", [], metadata(**{"application.major.version": "1"}))))
     assert info.error_code == 409
+    assert not client.test_compatibility(
+        "shoes-value", Schema(v2, "AVRO", [], metadata(**{"application.major.version": "1"})))
+    assert client.test_compatibility(
+        "shoes-value", Schema(v2, "AVRO", [], metadata(**{"application.major.version": "2"})))
     # ... and allowed as the first version of the next group, with rules to migrate.
     upgrade = rule("sizeToHeight", RuleKind.TRANSFORM, RuleMode.UPGRADE, "JSONATA",
                    expr="$merge([$sift($, function($v, $k) {$k != 'size'}), "
