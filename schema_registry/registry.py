@@ -21,6 +21,7 @@ Semantics follow Confluent's ``KafkaSchemaRegistry``:
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -255,7 +256,11 @@ class SchemaRegistry:
         raise e.SchemaNotFoundError()
 
     def schema_by_guid(self, guid: str) -> SchemaEntry:
-        schema_id = self.state.id_for_guid(guid.lower())
+        try:  # Confluent accepts a UUID in any case, or its 32 hex digits
+            canonical = str(uuid.UUID(guid))
+        except ValueError:
+            raise e.SchemaNotFoundError(guid) from None  # type: ignore[arg-type]
+        schema_id = self.state.id_for_guid(canonical)
         entry = None if schema_id is None else self.state.schema(schema_id)
         if entry is None:
             raise e.SchemaNotFoundError(guid)  # type: ignore[arg-type]

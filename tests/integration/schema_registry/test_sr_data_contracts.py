@@ -1,9 +1,9 @@
 """Data contracts and client-side field-level encryption, through Confluent's own client.
 
 A ``ferry registry`` subprocess (on an ``embedded:`` log in a temporary directory) is
-driven by confluent-kafka's ``SchemaRegistryClient`` and its Avro serializers with rules:
-CEL conditions, JSONata migrations and field-level encryption with the client's local KMS
-(the KMS the client ships for tests; no cloud KMS is involved). What the tests show:
+driven by confluent-kafka's ``SchemaRegistryClient`` and its Avro and JSON serializers with
+rules: CEL conditions, JSONata migrations and field-level encryption with the client's local
+KMS (the KMS the client ships for tests; no cloud KMS is involved). What the tests show:
 metadata and rule sets are stored, versioned, returned and part of a schema's identity;
 the client's rules run (a bad record is refused, an old record is upgraded, a tagged field
 is written encrypted and read back decrypted); DEKs live in the registry and survive its
@@ -38,6 +38,7 @@ from confluent_kafka.schema_registry import (
 )
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.rule_registry import RuleRegistry
 from confluent_kafka.schema_registry.rules.cel.cel_executor import CelExecutor
 from confluent_kafka.schema_registry.rules.encryption.encrypt_executor import (
@@ -176,6 +177,9 @@ def test_metadata_and_rules_are_stored_versioned_returned_and_part_of_identity(r
     by_guid = registry.client().get_schema_by_guid(first.guid)
     assert by_guid.schema_str == latest.schema.schema_str
     assert by_guid.rule_set.domain_rules[0].expr == "message.age >= 18"
+    hex_form = requests.get(f"{registry.url}/schemas/guids/{first.guid.replace('-', '')}",
+                            timeout=10)
+    assert hex_form.json()["guid"] == first.guid
 
     # The same schema text with another rule set is another schema: a new id and version.
     strict = rule("adult", RuleKind.CONDITION, RuleMode.WRITE, "CEL", expr="message.age >= 21")
@@ -331,6 +335,29 @@ def test_field_level_encryption_writes_ciphertext_and_deks_survive_a_restart(reg
     plain = AvroDeserializer(registry.client(), rule_registry=RuleRegistry())
     stored = plain(data, ctx("people"))
     assert stored["name"] == "ann" and stored["ssn"] != "123-45-6789"
+
+
+def test_json_schema_rules_encrypt_and_check_fields(registry):
+    text = json.dumps({"type": "object", "title": "Card", "properties": {
+        "holder": {"type": "string"},
+        "number": {"type": "string", "confluent:tags": ["PII"]}}})
+    encrypt = rule("encryptPII", RuleKind.TRANSFORM, RuleMode.WRITEREAD, "ENCRYPT",
+                   tags=["PII"], params={"encrypt.kek.name": "kek-json",
+                                         "encrypt.kms.type": "local-kms",
+                                         "encrypt.kms.key.id": "mykey"})
+    named = rule("named", RuleKind.CONDITION, RuleMode.WRITE, "CEL", expr="message.holder != ''")
+    registry.client().register_schema("cards-value", Schema(text, "JSON", [], None,
+                                                            RuleSet(None, [named, encrypt])))
+    serializer = JSONSerializer(text, registry.client(), rule_conf=KMS_SECRET,
+                                rule_registry=rules(),
+                                conf={"auto.register.schemas": False, "use.latest.version": True})
+    data = serializer({"holder": "ann", "number": "4111-1111"}, ctx("cards"))
+    assert b"ann" in data and b"4111-1111" not in data
+    with pytest.raises(SerializationError):
+        serializer({"holder": "", "number": "4111-1111"}, ctx("cards"))
+    reader = JSONDeserializer(None, schema_registry_client=registry.client(),
+                              rule_conf=KMS_SECRET, rule_registry=rules())
+    assert reader(data, ctx("cards")) == {"holder": "ann", "number": "4111-1111"}
 
 
 # ------------------------------------------------------------------------------ DEK API
