@@ -35,6 +35,7 @@ __all__ = [
     "contract_fingerprint",
     "group_value",
     "has_confluent_version",
+    "has_defaults_or_overrides",
     "merge_metadata",
     "merge_rule_sets",
     "normalize_config_fields",
@@ -194,6 +195,11 @@ def _optional_string(raw: Mapping[str, Any], field: str, out: dict[str, Any],
     if not isinstance(value, str):
         raise e.InvalidRuleSetError(f"Invalid {field} of rule '{name}': expected a string")
     out[field] = value
+
+
+def has_defaults_or_overrides(config: Mapping[str, Any]) -> bool:
+    """True if a config in scope sets default or override metadata or rules."""
+    return any(config.get(k) is not None for k in CONFIG_KEYS if k != "compatibilityGroup")
 
 
 def normalize_config_fields(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,13 +21,13 @@ Semantics follow Confluent's ``KafkaSchemaRegistry``:
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from schema_registry import contracts
 from schema_registry import errors as e
+from schema_registry.contract_lookup import ContractLookup
 from schema_registry.records import (
     ConfigRecord,
     DeleteSubjectRecord,
@@ -141,6 +141,7 @@ class SchemaRegistry:
                 f"{', '.join(lvl.lower() for lvl in COMPATIBILITY_LEVELS)}")
         self.state = state
         self.store = store
+        self._contracts = ContractLookup(state)
         self.default_compatibility = level
         self.mode_mutable = mode_mutable
 
@@ -201,92 +202,20 @@ class SchemaRegistry:
         if not self.state.versions(subject, deleted=deleted):
             raise e.SubjectNotFoundError(subject)
         parsed = self._parse(request, normalize)
-        fingerprint = parsed.fingerprint()
-        with self.state.lock:
-            found = self._find_under(subject, fingerprint, request.metadata, request.rule_set,
-                                     deleted=deleted)
-            latest = self.state.versions(subject)[-1:]
-            if found is None and latest:
-                # As Confluent does: also look for the schema with the contracts a
-                # registration would have given it (the latest version's, the config's).
-                metadata, rule_set = contracts.registration_contracts(
-                    self.contract_config(subject), request.metadata, request.rule_set,
-                    (latest[0].metadata, latest[0].rule_set), None)
-                if (metadata, rule_set) != (request.metadata, request.rule_set):
-                    found = self._find_under(subject, fingerprint, metadata, rule_set,
-                                             deleted=deleted)
+        found = self._contracts.lookup(subject, parsed.fingerprint(), request.metadata,
+                                       request.rule_set, deleted=deleted)
         if found is None:
             raise e.SchemaNotFoundError()
         return found
 
-    def _find_under(self, subject: str, fingerprint: str, metadata: dict[str, Any] | None,
-                    rule_set: dict[str, Any] | None, *, deleted: bool = False
-                    ) -> VersionEntry | None:
-        """The newest version of ``subject`` holding the schema with ``fingerprint`` and
-        these contracts, else one that differs only by ``confluent:version``."""
-        identity = contracts.contract_fingerprint(fingerprint, metadata, rule_set)
-        versions = list(reversed(self.state.versions(subject, deleted=deleted)))
-        for entry in versions:
-            if self.state.fingerprint_of(entry.id) == identity:
-                return entry
-        for entry in versions:
-            if self._schema_fingerprint(entry.id) == fingerprint and \
-                    contracts.same_ignoring_version(metadata, rule_set, entry.metadata,
-                                                    entry.rule_set, entry.version):
-                return entry
-        return None
-
-    def _schema_fingerprint(self, schema_id: int) -> str | None:
-        try:
-            return self.state.parsed(schema_id).fingerprint()
-        except (KeyError, SchemaError):
-            return None
-
     def latest_with_metadata(self, subject: str, wanted: Mapping[str, str], *,
                              deleted: bool = False) -> VersionEntry:
-        """The newest version whose metadata properties include every ``wanted`` pair
-        (``GET /subjects/{s}/metadata``): 40401 if the subject has no version, 40403 if
-        none matches."""
-        versions = self.state.versions(subject, deleted=deleted)
-        for entry in reversed(versions):
-            if contracts.properties_match(entry.metadata, wanted):
-                return entry
-        if not versions:
-            raise e.SubjectNotFoundError(subject)
-        raise e.SchemaNotFoundError()
+        """``GET /subjects/{s}/metadata`` (see ``ContractLookup.latest_with_metadata``)."""
+        return self._contracts.latest_with_metadata(subject, wanted, deleted=deleted)
 
     def schema_by_guid(self, guid: str) -> SchemaEntry:
-        try:  # Confluent accepts a UUID in any case, or its 32 hex digits
-            canonical = str(uuid.UUID(guid))
-        except ValueError:
-            raise e.SchemaNotFoundError(guid) from None  # type: ignore[arg-type]
-        schema_id = self.state.id_for_guid(canonical)
-        entry = None if schema_id is None else self.state.schema(schema_id)
-        if entry is None:
-            raise e.SchemaNotFoundError(guid)  # type: ignore[arg-type]
-        return entry
-
-    def _same_group(self, subject: str, metadata: dict[str, Any] | None,
-                    versions: list[VersionEntry]) -> list[VersionEntry]:
-        """With a ``compatibilityGroup`` configured, only the versions whose metadata has
-        the same value of that property as ``metadata`` (compatibility is checked within
-        a group only); otherwise all of them."""
-        group = self.contract_config(subject).get("compatibilityGroup")
-        if not group:
-            return versions
-        value = contracts.group_value(metadata, group)
-        return [v for v in versions if contracts.group_value(v.metadata, group) == value]
-
-    def contract_config(self, subject: str | None) -> dict[str, Any]:
-        """The data-contract config fields in scope for ``subject``: each from the
-        subject's config if set there, else from the global one (Confluent's
-        ``mergeConfigs``)."""
-        merged: dict[str, Any] = {}
-        for scope in ((None, subject) if subject is not None else (None,)):
-            stored = self.state.config(scope) or {}
-            merged.update({k: stored[k] for k in contracts.CONFIG_KEYS
-                           if stored.get(k) is not None})
-        return merged
+        """``GET /schemas/guids/{guid}``; 40403 for an unknown guid."""
+        return self._contracts.schema_by_guid(guid)
 
     def schema_by_id(self, schema_id: int) -> SchemaEntry:
         entry = self.state.schema(schema_id)
@@ -345,7 +274,7 @@ class SchemaRegistry:
                         raise e.SubjectNotFoundError(subject)
                     raise e.VersionNotFoundError(version)
                 previous, transitive_ok = [entry], False
-            previous = self._same_group(subject, request.metadata, previous)
+            previous = self._contracts.same_group(subject, request.metadata, previous)
             messages = self._incompatibilities(level, parsed, previous,
                                                transitive=transitive_ok)
         result: dict[str, Any] = {"is_compatible": not messages}
@@ -407,8 +336,15 @@ class SchemaRegistry:
             all_versions = self.state.versions(subject, deleted=True)
             live = [v for v in all_versions if not v.deleted]
             next_version = self.state.max_version(subject) + 1
-            config = self.contract_config(subject)
+            config = self._contracts.config(subject)
             metadata, rule_set = request.metadata, request.rule_set
+            if request.version == 0 and not contracts.has_defaults_or_overrides(config):
+                # Confluent first looks the request up as sent: a schema sent without the
+                # confluent:version its registered version has is that version.
+                found = self._contracts.find_under(subject, parsed.fingerprint(), metadata,
+                                                   rule_set)
+                if found is not None and request.id in (-1, found.id):
+                    return found
             if not importing:
                 metadata, rule_set = contracts.registration_contracts(
                     config, metadata, rule_set,
@@ -424,7 +360,8 @@ class SchemaRegistry:
                             f"id {request.id}")
                     return entry
             if request.version == 0 and not importing:
-                found = self._find_under(subject, parsed.fingerprint(), metadata, rule_set)
+                found = self._contracts.find_under(subject, parsed.fingerprint(), metadata,
+                                                   rule_set)
                 if found is not None:
                     return found
             if importing:
@@ -436,7 +373,7 @@ class SchemaRegistry:
                         "is used by a different schema")
             else:
                 level = self.compatibility_level(subject)
-                live = self._same_group(subject, metadata, live)
+                live = self._contracts.same_group(subject, metadata, live)
                 messages = self._incompatibilities(level, parsed, live, transitive=True)
                 if messages:
                     raise e.IncompatibleSchemaError(subject, messages)

@@ -418,3 +418,15 @@ def test_associations_are_read_as_empty_and_cannot_be_written(registry):
     response = requests.post(f"{registry.url}/associations", json={"subject": "s"}, timeout=10)
     assert response.status_code == 501 and response.json()["error_code"] == 50101
     assert "not supported" in response.json()["message"]
+
+
+def test_a_schema_sent_without_its_confluent_version_is_that_version(registry):
+    client = registry.client()
+    versioned = Schema(USER, "AVRO", [], metadata(**{"confluent:version": "1"}))
+    first = client.register_schema_full_response("users-value", versioned)
+    assert first.version == 1
+    again = registry.client().register_schema_full_response("users-value", Schema(USER, "AVRO"))
+    assert (again.schema_id, again.version) == (first.schema_id, 1)
+    found = registry.client().lookup_schema("users-value", Schema(USER, "AVRO"))
+    assert found.version == 1
+    assert registry.client().get_versions("users-value") == [1]

@@ -1,0 +1,114 @@
+"""``ContractLookup``: where data contracts meet the replayed registry state.
+
+The queries Confluent's registry answers with a schema's metadata and rule set: finding a
+version by schema *and* contracts (or contracts that differ only by ``confluent:version``),
+the newest version with given metadata properties, a schema by guid, the versions of the
+same compatibility group, and the data-contract config in scope. Reads only; the
+``SchemaRegistry`` uses them for lookups and registrations.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from schema_registry import contracts
+from schema_registry import errors as e
+from schema_registry.schemas import SchemaError
+from schema_registry.state import RegistryState, SchemaEntry, VersionEntry
+
+__all__ = ["ContractLookup"]
+
+
+class ContractLookup:
+    """Contract-aware queries over ``state`` (each takes the state's lock as it reads)."""
+
+    def __init__(self, state: RegistryState) -> None:
+        self._state = state
+
+    def lookup(self, subject: str, fingerprint: str, metadata: dict[str, Any] | None,
+               rule_set: dict[str, Any] | None, *, deleted: bool = False
+               ) -> VersionEntry | None:
+        """Confluent's ``lookUpSchemaUnderSubject``: the version holding the schema with
+        these contracts; failing that, with the contracts a registration would have given
+        it (the latest version's, merged with the config's defaults and overrides)."""
+        with self._state.lock:
+            found = self.find_under(subject, fingerprint, metadata, rule_set, deleted=deleted)
+            latest = self._state.versions(subject)[-1:]
+            if found is None and latest:
+                merged = contracts.registration_contracts(
+                    self.config(subject), metadata, rule_set,
+                    (latest[0].metadata, latest[0].rule_set), None)
+                if merged != (metadata, rule_set):
+                    found = self.find_under(subject, fingerprint, *merged, deleted=deleted)
+            return found
+
+    def find_under(self, subject: str, fingerprint: str, metadata: dict[str, Any] | None,
+                    rule_set: dict[str, Any] | None, *, deleted: bool = False
+                    ) -> VersionEntry | None:
+        """The newest version of ``subject`` holding the schema with ``fingerprint`` and
+        these contracts, else one that differs only by ``confluent:version``."""
+        identity = contracts.contract_fingerprint(fingerprint, metadata, rule_set)
+        versions = list(reversed(self._state.versions(subject, deleted=deleted)))
+        for entry in versions:
+            if self._state.fingerprint_of(entry.id) == identity:
+                return entry
+        for entry in versions:
+            if self._schema_fingerprint(entry.id) == fingerprint and \
+                    contracts.same_ignoring_version(metadata, rule_set, entry.metadata,
+                                                    entry.rule_set, entry.version):
+                return entry
+        return None
+
+    def _schema_fingerprint(self, schema_id: int) -> str | None:
+        try:
+            return self._state.parsed(schema_id).fingerprint()
+        except (KeyError, SchemaError):
+            return None
+
+    def latest_with_metadata(self, subject: str, wanted: Mapping[str, str], *,
+                             deleted: bool = False) -> VersionEntry:
+        """The newest version whose metadata properties include every ``wanted`` pair
+        (``GET /subjects/{s}/metadata``): 40401 if the subject has no version, 40403 if
+        none matches."""
+        versions = self._state.versions(subject, deleted=deleted)
+        for entry in reversed(versions):
+            if contracts.properties_match(entry.metadata, wanted):
+                return entry
+        if not versions:
+            raise e.SubjectNotFoundError(subject)
+        raise e.SchemaNotFoundError()
+
+    def schema_by_guid(self, guid: str) -> SchemaEntry:
+        try:  # Confluent accepts a UUID in any case, or its 32 hex digits
+            canonical = str(uuid.UUID(guid))
+        except ValueError:
+            raise e.SchemaNotFoundError(guid) from None  # type: ignore[arg-type]
+        schema_id = self._state.id_for_guid(canonical)
+        entry = None if schema_id is None else self._state.schema(schema_id)
+        if entry is None:
+            raise e.SchemaNotFoundError(guid)  # type: ignore[arg-type]
+        return entry
+
+    def same_group(self, subject: str, metadata: dict[str, Any] | None,
+                    versions: list[VersionEntry]) -> list[VersionEntry]:
+        """With a ``compatibilityGroup`` configured, only the versions whose metadata has
+        the same value of that property as ``metadata`` (compatibility is checked within
+        a group only); otherwise all of them."""
+        group = self.config(subject).get("compatibilityGroup")
+        if not group:
+            return versions
+        value = contracts.group_value(metadata, group)
+        return [v for v in versions if contracts.group_value(v.metadata, group) == value]
+
+    def config(self, subject: str | None) -> dict[str, Any]:
+        """The data-contract config fields in scope for ``subject``: each from the
+        subject's config if set there, else from the global one (Confluent's
+        ``mergeConfigs``)."""
+        merged: dict[str, Any] = {}
+        for scope in ((None, subject) if subject is not None else (None,)):
+            stored = self._state.config(scope) or {}
+            merged.update({k: stored[k] for k in contracts.CONFIG_KEYS
+                           if stored.get(k) is not None})
+        return merged
