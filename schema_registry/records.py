@@ -239,11 +239,8 @@ def _schema_record(k: dict[str, Any], v: dict[str, Any] | None, key: bytes) -> S
         references = tuple(Reference.from_json(r) for r in refs)
     except Exception as exc:  # the model's SchemaError, or a non-list
         raise MalformedRecordError(f"SCHEMA value for {key!r}: bad references: {exc}") from exc
-    try:
-        metadata = parse_metadata(v.get("metadata"))
-        rule_set = parse_rule_set(v.get("ruleSet"))
-    except RegistryError as exc:
-        raise MalformedRecordError(f"SCHEMA value for {key!r}: {exc.message}") from exc
+    metadata = _contract(v.get("metadata"), parse_metadata, key)
+    rule_set = _contract(v.get("ruleSet"), parse_rule_set, key)
     return SchemaRecord(
         subject=subject,
         version=version,
@@ -255,6 +252,19 @@ def _schema_record(k: dict[str, Any], v: dict[str, Any] | None, key: bytes) -> S
         metadata=metadata,
         rule_set=rule_set,
     )
+
+
+def _contract(raw: Any, parse: Any, key: bytes) -> dict[str, Any] | None:
+    """A stored ``metadata``/``ruleSet`` in normal form. One this registry would refuse
+    (written by another registry) is kept as stored rather than losing the version."""
+    try:
+        return parse(raw)  # type: ignore[no-any-return]
+    except RegistryError as exc:
+        if not isinstance(raw, dict):
+            raise MalformedRecordError(f"SCHEMA value for {key!r}: {exc.message}") from exc
+        log.warning("SCHEMA value for %r: keeping a contract this registry would refuse (%s)",
+                    key, exc.message)
+        return raw
 
 
 def _load_object(raw: bytes, what: str) -> dict[str, Any]:

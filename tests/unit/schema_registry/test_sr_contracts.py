@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 
 import pytest
@@ -132,3 +133,12 @@ def test_config_fields_are_validated():
         {"compatibilityGroup": "major"}
     with pytest.raises(InvalidRuleSetError):
         c.normalize_config_fields({"defaultRuleSet": {"domainRules": [{"name": "a"}]}})
+
+
+def test_a_stored_rule_set_this_registry_would_refuse_is_kept_not_dropped():
+    key = b'{"keytype":"SCHEMA","subject":"s","version":1,"magic":1}'
+    odd = {"domainRules": [{"name": "dup", "type": "CEL"}, {"name": "dup", "type": "CEL"}]}
+    value = json.dumps({"subject": "s", "version": 1, "id": 1, "schema": '"int"',
+                        "ruleSet": odd}).encode()
+    record = decode_record(key, value)
+    assert record is not None and record.rule_set == odd
