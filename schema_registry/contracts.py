@@ -42,6 +42,7 @@ __all__ = [
     "parse_metadata",
     "parse_rule_set",
     "properties_match",
+    "refuse_schema_tags",
     "registration_contracts",
     "same_ignoring_version",
     "schema_guid",
@@ -195,6 +196,19 @@ def _optional_string(raw: Mapping[str, Any], field: str, out: dict[str, Any],
     if not isinstance(value, str):
         raise e.InvalidRuleSetError(f"Invalid {field} of rule '{name}': expected a string")
     out[field] = value
+
+
+def refuse_schema_tags(body: Mapping[str, Any]) -> None:
+    """Confluent's schema tags (``schemaTagsToAdd``/``schemaTagsToRemove``,
+    ``propagateSchemaTags``) rewrite the schema text; this registry does not, so a request
+    asking for them is refused rather than registered without them."""
+    asked = [k for k in ("schemaTagsToAdd", "schemaTagsToRemove") if body.get(k)]
+    if body.get("propagateSchemaTags") is True:
+        asked.append("propagateSchemaTags")
+    if asked:
+        raise e.InvalidSchemaError(f"{', '.join(asked)}: schema tags are not supported by "
+                                   "this registry; tag fields in the schema text (e.g. Avro's "
+                                   "\"confluent:tags\") or in metadata.tags instead")
 
 
 def has_defaults_or_overrides(config: Mapping[str, Any]) -> bool:

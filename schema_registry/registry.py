@@ -107,6 +107,7 @@ class SchemaRequest:
         schema_type = body.get("schemaType") or "AVRO"
         if not isinstance(schema_type, str):
             raise e.InvalidSchemaError(f"Invalid schemaType {schema_type!r}")
+        contracts.refuse_schema_tags(body)
         refs = body.get("references") or []
         if not isinstance(refs, list):
             raise e.InvalidSchemaError("'references' must be a list of "

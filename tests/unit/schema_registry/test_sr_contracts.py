@@ -142,3 +142,10 @@ def test_a_stored_rule_set_this_registry_would_refuse_is_kept_not_dropped():
                         "ruleSet": odd}).encode()
     record = decode_record(key, value)
     assert record is not None and record.rule_set == odd
+
+
+def test_schema_tag_requests_are_refused_not_ignored():
+    c.refuse_schema_tags({"schemaTagsToAdd": [], "propagateSchemaTags": False})
+    with pytest.raises(InvalidSchemaError, match="schemaTagsToAdd, propagateSchemaTags"):
+        c.refuse_schema_tags({"schemaTagsToAdd": [{"schemaEntity": {}, "tags": ["PII"]}],
+                              "propagateSchemaTags": True})
