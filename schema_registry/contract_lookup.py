@@ -27,6 +27,21 @@ class ContractLookup:
     def __init__(self, state: RegistryState) -> None:
         self._state = state
 
+    def fill_schema_from_latest(self, subject: str, body: Any) -> Any:
+        """A registration without a schema (only new metadata or rules) takes the schema,
+        type and references of the subject's latest live version, as Confluent's
+        ``maybePopulateFromPrevious`` does; any other body is returned as is."""
+        if not isinstance(body, dict):
+            return body
+        schema = body.get("schema")
+        if isinstance(schema, str) and schema.strip():
+            return body
+        latest = self._state.versions(subject)[-1:]
+        if not latest:
+            return body
+        return {**body, "schema": latest[0].schema, "schemaType": latest[0].schema_type,
+                "references": [r.to_json() for r in latest[0].references]}
+
     def lookup(self, subject: str, fingerprint: str, metadata: dict[str, Any] | None,
                rule_set: dict[str, Any] | None, *, deleted: bool = False
                ) -> VersionEntry | None:

@@ -323,6 +323,8 @@ class SchemaRegistry:
     def register(self, subject: str, body: Any, *, normalize: bool = False) -> VersionEntry:
         """Register the schema in ``body`` under ``subject``; the version holding it."""
         check_subject(subject)
+        if self.mode(subject) not in ID_ACCEPTING_MODES:
+            body = self._contracts.fill_schema_from_latest(subject, body)
         request = SchemaRequest.from_json(body)
         mode = self.mode(subject)
         if mode in READ_ONLY_MODES:

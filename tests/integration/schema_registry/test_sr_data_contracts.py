@@ -430,3 +430,19 @@ def test_a_schema_sent_without_its_confluent_version_is_that_version(registry):
     found = registry.client().lookup_schema("users-value", Schema(USER, "AVRO"))
     assert found.version == 1
     assert registry.client().get_versions("users-value") == [1]
+
+
+def test_a_rule_set_alone_makes_a_new_version_of_the_latest_schema(registry):
+    registry.client().register_schema("users-value", Schema(USER, "AVRO"))
+    body = {"ruleSet": {"domainRules": [{"name": "adult", "kind": "CONDITION", "mode": "WRITE",
+                                          "type": "CEL", "expr": "message.age >= 18"}]}}
+    response = requests.post(f"{registry.url}/subjects/users-value/versions", json=body,
+                             timeout=10)
+    assert response.status_code == 200, response.text
+    assert (response.json()["id"], response.json()["version"]) == (2, 2)
+    latest = registry.client().get_latest_version("users-value")
+    assert json.loads(latest.schema.schema_str) == json.loads(USER)
+    assert latest.schema.rule_set.domain_rules[0].name == "adult"
+    empty = requests.post(f"{registry.url}/subjects/nobody-value/versions", json=body,
+                          timeout=10)
+    assert empty.status_code == 422 and empty.json()["error_code"] == 42201
