@@ -16,7 +16,8 @@ key                                    default        meaning
 ``kafkastore.timeout.ms``              10000          bound of one store write/read-back
 ``kafkastore.init.timeout.ms``         60000          how long start-up waits for the topic
 ``kafkastore.bootstrap.servers``       (none)         the log as ``kafka://...`` if no --log
-``dek.registry.topic``                 _dek_registry_keys the compacted topic of KEKs and DEKs
+``dek.registry.topic``                 (see right)    the compacted topic of the DEK Registry's
+                                                      keys, ``_dek_registry_keys``
 ``schema.compatibility.level``         backward       the default compatibility level
 ``schema.registry.group.id``           schema-registry the group used to elect the leader
 ``leader.eligibility``                 true           may this instance become the leader
