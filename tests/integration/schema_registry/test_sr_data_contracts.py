@@ -6,8 +6,8 @@ rules: CEL conditions, JSONata migrations and field-level encryption with the cl
 KMS (the KMS the client ships for tests; no cloud KMS is involved). What the tests show:
 metadata and rule sets are stored, versioned, returned and part of a schema's identity;
 the client's rules run (a bad record is refused, an old record is upgraded, a tagged field
-is written encrypted and read back decrypted); DEKs live in the registry and survive its
-restart; guids resolve.
+is written encrypted and read back decrypted, also produced and consumed through a real
+Ferry broker); DEKs live in the registry and survive a kill -9 of it; guids resolve.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from typing import Any
 
 import pytest
 import requests
-from broker_process import free_port
+from broker_process import BrokerProcess, free_port
+from confluent_kafka import Consumer, DeserializingConsumer, SerializingProducer
+from confluent_kafka.admin import AdminClient, NewTopic
 from confluent_kafka.schema_registry import (
     Metadata,
     MetadataProperties,
@@ -77,18 +79,20 @@ def rules() -> RuleRegistry:
 
 
 class RegistryProcess:
-    """``ferry registry`` on a free port over the embedded log in ``log_dir``."""
+    """``ferry registry`` on a free port over the embedded log in ``log_dir`` (or over
+    ``log_url``)."""
 
-    def __init__(self, log_dir: Path) -> None:
+    def __init__(self, log_dir: Path, log_url: str | None = None) -> None:
         self.log_dir = log_dir
+        self.log_url = log_url or f"embedded:{log_dir}"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> RegistryProcess:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.cli", "registry", "--log",
-             f"embedded:{self.log_dir}", "--listen", f"127.0.0.1:{self.port}"],
+            [sys.executable, "-m", "core.cli", "registry", "--log", self.log_url,
+             "--listen", f"127.0.0.1:{self.port}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -364,6 +368,57 @@ def test_json_schema_rules_encrypt_and_check_fields(registry):
     reader = JSONDeserializer(None, schema_registry_client=registry.client(),
                               rule_conf=KMS_SECRET, rule_registry=rules())
     assert reader(data, ctx("cards")) == {"holder": "ann", "number": "4111-1111"}
+
+
+def test_records_through_a_broker_hold_ciphertext_and_a_consumer_decrypts(tmp_path: Path):
+    """Producer and consumer through a real Ferry broker; the registry keeps its topics on
+    that broker too (``kafka://``) and is killed between producing and consuming."""
+    broker = BrokerProcess(tmp_path / "broker-data", {"group.initial.rebalance.delay.ms": "0"},
+                           tmp_path / "broker.log")
+    broker.start()
+    registry = RegistryProcess(tmp_path, f"kafka://{broker.bootstrap}")
+    try:
+        registry.start()
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.create_topics([NewTopic("people", 1, 1)])["people"].result(30)
+        schema = _encrypted_user_schema()
+        registry.client().register_schema("people-value", schema)
+        producer = SerializingProducer({
+            "bootstrap.servers": broker.bootstrap,
+            "value.serializer": AvroSerializer(
+                registry.client(), schema.schema_str, rule_conf=KMS_SECRET,
+                rule_registry=rules(),
+                conf={"auto.register.schemas": False, "use.latest.version": True})})
+        producer.produce("people", value={"name": "ann", "ssn": "123-45-6789"})
+        assert producer.flush(30) == 0
+
+        raw = _consume_one(Consumer, {"group.id": "raw"}, broker.bootstrap)
+        assert b"ann" in raw and b"123-45-6789" not in raw
+
+        registry.kill()
+        registry.start()
+        value = _consume_one(DeserializingConsumer, {
+            "group.id": "decrypting",
+            "value.deserializer": AvroDeserializer(registry.client(), rule_conf=KMS_SECRET,
+                                                   rule_registry=rules())}, broker.bootstrap)
+        assert value == {"name": "ann", "ssn": "123-45-6789"}
+    finally:
+        registry.stop()
+        broker.stop()
+
+
+def _consume_one(kind: Any, conf: dict[str, Any], bootstrap: str) -> Any:
+    consumer = kind({"bootstrap.servers": bootstrap, "auto.offset.reset": "earliest", **conf})
+    try:
+        consumer.subscribe(["people"])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                return message.value()
+        raise AssertionError("no record consumed within 30 s")
+    finally:
+        consumer.close()
 
 
 # ------------------------------------------------------------------------------ DEK API
