@@ -50,6 +50,8 @@ class SchemaStore:
     #: Registry's) subclasses with its own codec and state.
     _encode = staticmethod(encode_record)
     _decode = staticmethod(decode_record)
+    #: How errors name the topic and the setting that chooses it.
+    _what, _topic_setting = "schemas topic", "kafkastore.topic"
 
     def _summary(self) -> str:
         """What the state holds, for the log line once the topic has been read."""
@@ -141,8 +143,8 @@ class SchemaStore:
             try:
                 self.backend.create_topic(self.topic, 1, {"cleanup.policy": "compact"},
                                           replication_factor=self._replication_factor)
-                log.info("created the schemas topic %s (1 partition, cleanup.policy=compact)",
-                         self.topic)
+                log.info("created the %s %s (1 partition, cleanup.policy=compact)",
+                         self._what, self.topic)
             except TopicExistsError:
                 pass  # another instance created it first
             description = self.backend.describe_topic(self.topic)
@@ -150,12 +152,12 @@ class SchemaStore:
             partitions = len(description.partitions)
             if partitions != 1:
                 raise RegistryConfigError(
-                    f"the schemas topic {self.topic} has {partitions} partitions; it must have "
-                    f"exactly 1 (delete it or set kafkastore.topic to another topic)")
+                    f"the {self._what} {self.topic} has {partitions} partitions; it must have "
+                    f"exactly 1 (delete it or set {self._topic_setting} to another topic)")
             policy = description.configs.get("cleanup.policy", "compact")
             if policy != "compact":
                 raise RegistryConfigError(
-                    f"the schemas topic {self.topic} has cleanup.policy={policy}; it must be "
+                    f"the {self._what} {self.topic} has cleanup.policy={policy}; it must be "
                     f"'compact', or the log would delete schemas (fix it with ferry topics "
                     f"--alter --config cleanup.policy=compact)")
         self._topic_checked = True

@@ -22,6 +22,7 @@ class DekStore(SchemaStore):
 
     _encode = staticmethod(encode_key_record)
     _decode = staticmethod(decode_key_record)
+    _what, _topic_setting = "DEK registry topic", "dek.registry.topic"
 
     def __init__(self, backend: LogBackend, state: DekState, *, topic: str = DEK_TOPIC,
                  **kwargs: Any) -> None:
