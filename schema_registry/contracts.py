@@ -246,8 +246,7 @@ def merge_metadata(old: Metadata | None, new: Metadata | None) -> Metadata | Non
         return new
     if new is None:
         return old
-    tags = {**old.get("tags", {}), **new.get("tags", {})} if old.get("tags") and \
-        new.get("tags") else (new.get("tags") or old.get("tags"))
+    tags = {**old.get("tags", {}), **new.get("tags", {})}  # a key's tags are replaced
     props = {**old.get("properties", {}), **new.get("properties", {})}
     sensitive = set(old.get("sensitive", ())) | set(new.get("sensitive", ()))
     return parse_metadata({"tags": tags, "properties": props, "sensitive": sorted(sensitive)})
