@@ -16,6 +16,8 @@ key                                    default        meaning
 ``kafkastore.timeout.ms``              10000          bound of one store write/read-back
 ``kafkastore.init.timeout.ms``         60000          how long start-up waits for the topic
 ``kafkastore.bootstrap.servers``       (none)         the log as ``kafka://...`` if no --log
+``dek.registry.topic``                 (see right)    the compacted topic of the DEK Registry's
+                                                      keys, ``_dek_registry_keys``
 ``schema.compatibility.level``         backward       the default compatibility level
 ``schema.registry.group.id``           schema-registry the group used to elect the leader
 ``leader.eligibility``                 true           may this instance become the leader
@@ -55,7 +57,7 @@ _KNOWN = frozenset((
     "schema.compatibility.level", "avro.compatibility.level", "schema.registry.group.id",
     "leader.eligibility", "master.eligibility", "kafkagroup.session.timeout.ms",
     "kafkagroup.heartbeat.interval.ms", "kafkagroup.rebalance.timeout.ms",
-    "leader.read.timeout.ms", "mode.mutability", "ferry.log", "port",
+    "leader.read.timeout.ms", "mode.mutability", "ferry.log", "port", "dek.registry.topic",
 ))
 
 
@@ -85,6 +87,7 @@ class RegistryConfig:
     advertised_port: int | None = None
     scheme: str = "http"
     topic: str = "_schemas"
+    dek_topic: str = "_dek_registry_keys"
     replication_factor: int | None = None
     skip_topic_validation: bool = False
     store_timeout_ms: int = 10000
@@ -122,6 +125,8 @@ class RegistryConfig:
             values["scheme"] = scheme.lower()
         if p.get("kafkastore.topic"):
             values["topic"] = p["kafkastore.topic"]
+        if p.get("dek.registry.topic"):
+            values["dek_topic"] = p["dek.registry.topic"]
         if p.get("kafkastore.topic.replication.factor"):
             values["replication_factor"] = _int(p, "kafkastore.topic.replication.factor", -1)
         if "kafkastore.topic.skip.validation" in p:

@@ -13,7 +13,7 @@ working. The REST layer turns every ``RegistryError`` into ``{"error_code", "mes
     │        InvalidCompatibilityLevelError 42203 · InvalidModeError 42204
     │        OperationNotPermittedError 42205 · ReferenceExistsError 42206
     │        IdDoesNotMatchError 42207 · InvalidSubjectError 42208
-    │        SchemaTooLargeError 42209 · InvalidConfigError 422
+    │        SchemaTooLargeError 42209 · InvalidRuleSetError 42210 · InvalidConfigError 422
     └── 5xx  StoreError 50001 · StoreTimeoutError 50002 · ForwardingError 50003
              UnknownLeaderError 50004 · NotReadyError (503, 50001)
 """
@@ -27,6 +27,7 @@ __all__ = [
     "InvalidCompatibilityLevelError",
     "InvalidConfigError",
     "InvalidModeError",
+    "InvalidRuleSetError",
     "InvalidSchemaError",
     "InvalidSubjectError",
     "InvalidVersionError",
@@ -217,6 +218,14 @@ class SchemaTooLargeError(RegistryError):
     """The schema's record would exceed the ``_schemas`` topic's ``max.message.bytes``."""
 
     status, error_code = 422, 42209
+
+
+class InvalidRuleSetError(RegistryError):
+    """A ``ruleSet`` (or a config's default/override rule set) that Confluent's
+    ``RuleSet.validate`` refuses: a duplicate or malformed rule name, a missing type, a
+    mode the rule's list does not allow."""
+
+    status, error_code = 422, 42210
 
 
 # ---------------------------------------------------------------------------------- 5xx

@@ -25,6 +25,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from schema_registry.contracts import parse_metadata, parse_rule_set
+from schema_registry.errors import RegistryError
 from schema_registry.schemas import Reference
 
 __all__ = [
@@ -58,6 +60,9 @@ class SchemaRecord:
     schema: str | None = None
     references: tuple[Reference, ...] = ()
     deleted: bool = False
+    #: Data contracts in normal form (``schema_registry.contracts``); None when absent.
+    metadata: dict[str, Any] | None = None
+    rule_set: dict[str, Any] | None = None
 
     @property
     def is_tombstone(self) -> bool:
@@ -138,6 +143,10 @@ def encode_record(record: Record) -> tuple[bytes, bytes | None]:
             value["schemaType"] = record.schema_type
         if record.references:
             value["references"] = [r.to_json() for r in record.references]
+        if record.metadata is not None:
+            value["metadata"] = record.metadata
+        if record.rule_set is not None:
+            value["ruleSet"] = record.rule_set
         value["schema"] = record.schema
         value["deleted"] = record.deleted
         return key, _dumps(value)
@@ -230,6 +239,8 @@ def _schema_record(k: dict[str, Any], v: dict[str, Any] | None, key: bytes) -> S
         references = tuple(Reference.from_json(r) for r in refs)
     except Exception as exc:  # the model's SchemaError, or a non-list
         raise MalformedRecordError(f"SCHEMA value for {key!r}: bad references: {exc}") from exc
+    metadata = _contract(v.get("metadata"), parse_metadata, key)
+    rule_set = _contract(v.get("ruleSet"), parse_rule_set, key)
     return SchemaRecord(
         subject=subject,
         version=version,
@@ -238,7 +249,22 @@ def _schema_record(k: dict[str, Any], v: dict[str, Any] | None, key: bytes) -> S
         schema=schema,
         references=references,
         deleted=v.get("deleted") is True,
+        metadata=metadata,
+        rule_set=rule_set,
     )
+
+
+def _contract(raw: Any, parse: Any, key: bytes) -> dict[str, Any] | None:
+    """A stored ``metadata``/``ruleSet`` in normal form. One this registry would refuse
+    (written by another registry) is kept as stored rather than losing the version."""
+    try:
+        return parse(raw)  # type: ignore[no-any-return]
+    except RegistryError as exc:
+        if not isinstance(raw, dict):
+            raise MalformedRecordError(f"SCHEMA value for {key!r}: {exc.message}") from exc
+        log.warning("SCHEMA value for %r: keeping a contract this registry would refuse (%s)",
+                    key, exc.message)
+        return raw
 
 
 def _load_object(raw: bytes, what: str) -> dict[str, Any]:

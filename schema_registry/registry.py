@@ -25,8 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from schema_registry import contracts
 from schema_registry import errors as e
 from schema_registry.config_update import LEVEL_KEYS, config_fields, known_config
+from schema_registry.contract_lookup import ContractLookup
 from schema_registry.records import (
     ConfigRecord,
     DeleteSubjectRecord,
@@ -86,13 +88,15 @@ def check_subject(subject: str) -> str:
 @dataclass(frozen=True, slots=True)
 class SchemaRequest:
     """The body of a register, lookup or compatibility request. Unknown fields are
-    ignored (newer clients send ``metadata``, ``ruleSet`` ...)."""
+    ignored; ``metadata`` and ``ruleSet`` are kept in normal form (``contracts``)."""
 
     schema: str
     schema_type: str = "AVRO"
     references: tuple[Reference, ...] = ()
     version: int = 0
     id: int = -1
+    metadata: dict[str, Any] | None = None
+    rule_set: dict[str, Any] | None = None
 
     @classmethod
     def from_json(cls, body: Any) -> SchemaRequest:
@@ -105,6 +109,7 @@ class SchemaRequest:
         schema_type = body.get("schemaType") or "AVRO"
         if not isinstance(schema_type, str):
             raise e.InvalidSchemaError(f"Invalid schemaType {schema_type!r}")
+        contracts.refuse_schema_tags(body)
         refs = body.get("references") or []
         if not isinstance(refs, list):
             raise e.InvalidSchemaError("'references' must be a list of "
@@ -114,7 +119,8 @@ class SchemaRequest:
         except SchemaError as exc:
             raise e.InvalidSchemaError(str(exc)) from None
         return cls(schema, schema_type.upper(), references, _int_field(body, "version", 0),
-                   _int_field(body, "id", -1))
+                   _int_field(body, "id", -1), contracts.parse_metadata(body.get("metadata")),
+                   contracts.parse_rule_set(body.get("ruleSet")))
 
 
 def _int_field(body: Mapping[str, Any], name: str, default: int) -> int:
@@ -138,6 +144,7 @@ class SchemaRegistry:
                 f"{', '.join(lvl.lower() for lvl in COMPATIBILITY_LEVELS)}")
         self.state = state
         self.store = store
+        self._contracts = ContractLookup(state)
         self.default_compatibility = level
         self.mode_mutable = mode_mutable
 
@@ -193,9 +200,11 @@ class SchemaRegistry:
 
     def lookup(self, subject: str, body: Any, *, normalize: bool = False,
                deleted: bool = False) -> VersionEntry:
-        """The version of ``subject`` holding the schema in ``body`` (the newest match):
-        first one stored from the same canonical text, else one that is equivalent
-        (Confluent's ``lookUpSchemaUnderSubject``: MD5 lookup, then ``canLookup``)."""
+        """The version of ``subject`` holding the schema in ``body`` with its contracts
+        (the newest match): first one stored from the same canonical text, else one that
+        is equivalent (Confluent's ``lookUpSchemaUnderSubject``: MD5 lookup, then
+        ``canLookup``), else one with the contracts a registration would have given it
+        (``ContractLookup.lookup``)."""
         # As Confluent's SubjectsResource: the schema is parsed first (invalid is 42201
         # whether or not the subject exists); an empty one matches nothing.
         found = None
@@ -203,13 +212,22 @@ class SchemaRegistry:
                 and not body["schema"].strip()):
             request = SchemaRequest.from_json(body)
             parsed = self._parse(request, self._normalizing(subject, normalize))
-            with self.state.lock:
-                found = self._find_same(parsed, self.state.versions(subject, deleted=deleted))
+            found = self._contracts.lookup(subject, parsed, request.metadata,
+                                           request.rule_set, deleted=deleted)
         if found is None:
             if not self.state.versions(subject, deleted=deleted):
                 raise e.SubjectNotFoundError(subject)
             raise e.SchemaNotFoundError()
         return found
+
+    def latest_with_metadata(self, subject: str, wanted: Mapping[str, str], *,
+                             deleted: bool = False) -> VersionEntry:
+        """``GET /subjects/{s}/metadata`` (see ``ContractLookup.latest_with_metadata``)."""
+        return self._contracts.latest_with_metadata(subject, wanted, deleted=deleted)
+
+    def schema_by_guid(self, guid: str) -> SchemaEntry:
+        """``GET /schemas/guids/{guid}``; 40403 for an unknown guid."""
+        return self._contracts.schema_by_guid(guid)
 
     def schema_by_id(self, schema_id: int) -> SchemaEntry:
         entry = self.state.schema(schema_id)
@@ -272,6 +290,7 @@ class SchemaRegistry:
                 if entry is None or entry.deleted:
                     raise e.VersionNotFoundError(version)
                 previous, transitive_ok = [entry], False
+            previous = self._contracts.same_group(subject, request.metadata, previous)
             messages = self._incompatibilities(level, parsed, previous,
                                                transitive=transitive_ok)
         result: dict[str, Any] = {"is_compatible": not messages}
@@ -316,9 +335,11 @@ class SchemaRegistry:
 
     # ================================================================== writes (leader)
 
-    def register(self, subject: str, body: Any, *, normalize: bool = False) -> dict[str, Any]:
-        """Register the schema in ``body`` under ``subject``; ``{"id": N}``."""
+    def register(self, subject: str, body: Any, *, normalize: bool = False) -> VersionEntry:
+        """Register the schema in ``body`` under ``subject``; the version holding it."""
         check_subject(subject)
+        if self.mode(subject) not in ID_ACCEPTING_MODES:
+            body = self._contracts.fill_schema_from_latest(subject, body)
         request = SchemaRequest.from_json(body)
         mode = self.mode(subject)
         if mode in READ_ONLY_MODES:
@@ -329,10 +350,26 @@ class SchemaRegistry:
         if importing and request.id < 0:
             raise e.OperationNotPermittedError(f"Subject {subject} is not in read-write mode")
         parsed = self._parse(request, self._normalizing(subject, normalize))
-        fingerprint = parsed.fingerprint()
         with self.state.lock:
             live = self.state.versions(subject)
-            entry = self._find_same(parsed, live)
+            next_version = self.state.max_version(subject) + 1
+            config = self._contracts.config(subject)
+            metadata, rule_set = request.metadata, request.rule_set
+            if request.version == 0 and not contracts.has_defaults_or_overrides(config):
+                # Confluent first looks the request up as sent: a schema sent without the
+                # confluent:version its registered version has is that version.
+                found = self._contracts.find_under(subject, parsed, metadata, rule_set)
+                if found is not None and request.id in (-1, found.id):
+                    return found
+            if not importing:
+                metadata, rule_set = contracts.registration_contracts(
+                    config, metadata, rule_set,
+                    (live[-1].metadata, live[-1].rule_set) if live else None,
+                    next_version, request.version)
+            fingerprint = contracts.contract_fingerprint(parsed.fingerprint(), metadata,
+                                                         rule_set)
+            entry = self._contracts.match(parsed, metadata, rule_set, live,
+                                          ignore_version=False)
             exact = entry is not None and fingerprint in self.state.fingerprints_of(entry.id)
             if entry is not None and importing and request.id != entry.id and not exact:
                 entry = None  # an equivalent text may be imported under its own id
@@ -341,7 +378,11 @@ class SchemaRegistry:
                     raise e.IdDoesNotMatchError(
                         f"Schema already registered with id {entry.id} instead of input "
                         f"id {request.id}")
-                return {"id": entry.id}
+                return entry
+            if request.version == 0 and not importing:
+                found = self._contracts.find_under(subject, parsed, metadata, rule_set)
+                if found is not None:
+                    return found
             if importing:
                 schema_id = request.id
                 if self.state.schema(schema_id) is not None and \
@@ -351,12 +392,12 @@ class SchemaRegistry:
                         "is used by a different schema")
             else:
                 level = self.compatibility_level(subject)
+                live = self._contracts.same_group(subject, metadata, live)
                 messages = self._incompatibilities(level, parsed, live, transitive=True)
                 if messages:
                     raise e.IncompatibleSchemaError(subject, messages)
                 existing = self.state.id_for_fingerprint(fingerprint)
                 schema_id = existing if existing is not None else self.state.max_id + 1
-            next_version = self.state.max_version(subject) + 1
             if importing and request.version > 0:
                 version = request.version
                 taken = self.state.version(subject, version)
@@ -372,21 +413,24 @@ class SchemaRegistry:
                 version = next_version
             # An id already in use keeps its text: the request may have matched it through
             # the re-parsed form of a text written otherwise (normalized, or by another
-            # registry), and one id must never carry two texts.
+            # registry), and one id must never carry two texts. (Its contracts equal the
+            # request's: they are part of the identity the id was found by.)
             reused = self.state.schema(schema_id)
         if reused is not None:
             record = SchemaRecord(subject, version, schema_id, reused.schema_type,
-                                  reused.schema, reused.references, False)
+                                  reused.schema, reused.references, False, reused.metadata,
+                                  reused.rule_set)
         else:
             record = SchemaRecord(subject, version, schema_id, parsed.schema_type,
-                                  parsed.canonical(), parsed.references, False)
+                                  parsed.canonical(), parsed.references, False, metadata,
+                                  rule_set)
         self.store.write([record])
         stored = self.state.version(subject, version)
         if stored is None or stored.id != schema_id:
             raise e.StoreError(f"A concurrent write changed subject {subject} version "
                                f"{version}; retry the request")
         log.info("registered schema id %d as %s version %d", schema_id, subject, version)
-        return {"id": schema_id}
+        return stored
 
     def delete_subject(self, subject: str, *, permanent: bool = False) -> list[int]:
         """Soft-delete the live versions, or (``permanent``) remove every soft-deleted
@@ -445,7 +489,8 @@ class SchemaRegistry:
                     raise e.VersionSoftDeletedError(subject, entry.version)
                 self._check_unreferenced([entry])
                 records = [SchemaRecord(subject, entry.version, entry.id, entry.schema_type,
-                                        entry.schema, entry.references, True)]
+                                        entry.schema, entry.references, True, entry.metadata,
+                                        entry.rule_set)]
         self.store.write(records)
         log.info("%s deleted subject %s version %d", "permanently" if permanent else "soft",
                  subject, entry.version)
@@ -459,6 +504,8 @@ class SchemaRegistry:
             raise e.InvalidCompatibilityLevelError()
         raw = next((body[k] for k in LEVEL_KEYS if body.get(k) is not None), None)
         others = config_fields(body)  # known fields only, type-checked
+        # data-contract fields in normal form; a null among them clears the field
+        others.update(contracts.normalize_config_fields(body))
         before = self.state.config(subject) or {}
         stored = known_config(before)
         if isinstance(before.get("compatibilityLevel"), str):
@@ -470,6 +517,9 @@ class SchemaRegistry:
         elif not others:
             raise e.InvalidCompatibilityLevelError()
         stored.update(others)
+        for key in contracts.CONFIG_KEYS:
+            if stored.get(key, 0) is None:
+                del stored[key]
         self.store.write([ConfigRecord(subject, stored)])
         response: dict[str, Any] = {}
         if raw is not None:
@@ -553,22 +603,6 @@ class SchemaRegistry:
             if config is not None and isinstance(config.get("normalize"), bool):
                 return config["normalize"]
         return False
-
-    def _find_same(self, parsed: ParsedSchema, versions: list[VersionEntry]
-                   ) -> VersionEntry | None:
-        """The newest of ``versions`` stored from the same canonical text as ``parsed``,
-        else the newest whose schema is equivalent to it. Caller holds the state lock."""
-        if not versions:
-            return None
-        fingerprint = parsed.fingerprint()
-        for entry in reversed(versions):
-            if fingerprint in self.state.fingerprints_of(entry.id):
-                return entry
-        equivalence = parsed.equivalence()
-        for entry in reversed(versions):
-            if self.state.equivalence_of(entry.id) == equivalence:
-                return entry
-        return None
 
     def _incompatibilities(self, level: str, new: ParsedSchema,
                            previous: list[VersionEntry], *, transitive: bool) -> list[str]:

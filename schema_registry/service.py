@@ -31,6 +31,7 @@ from typing import Any
 from core.backends import LogBackend, open_backend
 from schema_registry.cluster import WriteRouter
 from schema_registry.config import RegistryConfig, parse_host_port
+from schema_registry.dek import DekRegistry, DekState, DekStore
 from schema_registry.election import Identity, LeaderElector
 from schema_registry.errors import RegistryConfigError
 from schema_registry.registry import SchemaRegistry
@@ -77,6 +78,7 @@ class RegistryService:
         self._owns_backend = isinstance(backend, str)
         self.state = RegistryState()
         self.store: SchemaStore | None = None
+        self.dek_store: DekStore | None = None
         self.registry: SchemaRegistry | None = None
         self.elector: LeaderElector | None = None
         self.router: WriteRouter | None = None
@@ -103,8 +105,9 @@ class RegistryService:
             sock.close()
             self._close_backend()
             raise
-        assert self.store and self.elector and self.server
+        assert self.store and self.elector and self.server and self.dek_store
         self.store.start()
+        self.dek_store.start()
         self.elector.start()
         self.server.start()
         log.info("Schema Registry %s listening on %s (log %s, topic %s, group %s)",
@@ -131,6 +134,10 @@ class RegistryService:
                                  timeout_s=store_timeout,
                                  replication_factor=cfg.replication_factor,
                                  skip_validation=cfg.skip_topic_validation)
+        self.dek_store = DekStore(self.backend, DekState(), topic=cfg.dek_topic,
+                                  timeout_s=store_timeout,
+                                  replication_factor=cfg.replication_factor,
+                                  skip_validation=cfg.skip_topic_validation)
         self.registry = SchemaRegistry(self.state, self.store,
                                        default_compatibility=cfg.default_compatibility,
                                        mode_mutable=cfg.mode_mutable)
@@ -142,13 +149,16 @@ class RegistryService:
         self.elector.add_listener(self.router.on_leadership)
         context = RestContext(self.registry, self.router, self.store, self.identity.url,
                               cluster_id=cfg.group_id,
-                              forward_timeout_s=cfg.forward_timeout_ms / 1000)
+                              forward_timeout_s=cfg.forward_timeout_ms / 1000,
+                              dek=DekRegistry(self.dek_store.state,  # type: ignore[arg-type]
+                                              self.dek_store))
         self.server = RegistryServer(create_app(context), sock)
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop serving, leave the group (another instance takes over at once), stop the
-        reader and close the log if this service opened it; all within about ``timeout``
-        seconds (each later step gets at least ``MIN_STEP_S``)."""
+        readers (``_schemas`` and the DEK Registry's topic) and close the log if this
+        service opened it; all within about ``timeout`` seconds (each later step gets at
+        least ``MIN_STEP_S``)."""
         if self._stopped or not self._started:
             self._stopped = True
             return
@@ -164,6 +174,8 @@ class RegistryService:
             self.elector.stop(remaining())
         if self.store is not None:
             self.store.stop(remaining())
+        if self.dek_store is not None:
+            self.dek_store.stop(remaining())
         self._close_backend()
         log.info("Schema Registry on %s stopped", self.url)
 

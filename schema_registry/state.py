@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from schema_registry.contracts import contract_fingerprint, schema_guid
 from schema_registry.records import (
     ClearSubjectRecord,
     ConfigRecord,
@@ -61,6 +62,13 @@ class SchemaEntry:
     schema_type: str
     schema: str
     references: tuple[Reference, ...]
+    metadata: dict[str, Any] | None = None
+    rule_set: dict[str, Any] | None = None
+
+    @property
+    def guid(self) -> str:
+        """Confluent's guid of this schema (text, references, metadata, rule set)."""
+        return schema_guid(self.schema, self.references, self.metadata, self.rule_set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +82,13 @@ class VersionEntry:
     schema: str
     references: tuple[Reference, ...]
     deleted: bool = False
+    metadata: dict[str, Any] | None = None
+    rule_set: dict[str, Any] | None = None
+
+    @property
+    def guid(self) -> str:
+        """Confluent's guid of this version's schema (the same for every version of an id)."""
+        return schema_guid(self.schema, self.references, self.metadata, self.rule_set)
 
 
 class RegistryState:
@@ -94,6 +109,7 @@ class RegistryState:
         self._fingerprints: dict[int, frozenset[str]] = {}
         self._ids_by_fingerprint: dict[str, int] = {}
         self._unindexed: set[int] = set()
+        self._ids_by_guid: dict[str, int] = {}
 
     # ------------------------------------------------------------------ replay
 
@@ -138,9 +154,12 @@ class RegistryState:
         assert record.schema is not None
         existing = self._schemas.get(record.id)
         if existing is not None and (existing.schema_type, existing.schema,
-                                     existing.references) != (record.schema_type,
-                                                              record.schema,
-                                                              record.references):
+                                     existing.references, existing.metadata,
+                                     existing.rule_set) != (record.schema_type,
+                                                            record.schema,
+                                                            record.references,
+                                                            record.metadata,
+                                                            record.rule_set):
             log.error("ignoring schema %s version %d: id %d is already used by a different "
                       "schema", record.subject, record.version, record.id)
             return
@@ -149,10 +168,12 @@ class RegistryState:
         self._remove_version(record.subject, record.version)
         self._subjects.setdefault(record.subject, {})[record.version] = VersionEntry(
             record.subject, record.version, record.id, record.schema_type, record.schema,
-            record.references, record.deleted)
+            record.references, record.deleted, record.metadata, record.rule_set)
         if record.id not in self._schemas:
-            self._schemas[record.id] = SchemaEntry(record.id, record.schema_type,
-                                                   record.schema, record.references)
+            entry = SchemaEntry(record.id, record.schema_type, record.schema,
+                                record.references, record.metadata, record.rule_set)
+            self._schemas[record.id] = entry
+            self._ids_by_guid.setdefault(entry.guid, record.id)
             self._unindexed.add(record.id)
         self._users.setdefault(record.id, set()).add((record.subject, record.version))
         self._max_id = max(self._max_id, record.id)
@@ -174,7 +195,9 @@ class RegistryState:
 
     def _forget_schema(self, schema_id: int) -> None:
         del self._users[schema_id]
-        self._schemas.pop(schema_id, None)
+        forgotten = self._schemas.pop(schema_id, None)
+        if forgotten is not None and self._ids_by_guid.get(forgotten.guid) == schema_id:
+            del self._ids_by_guid[forgotten.guid]
         self._parsed.pop(schema_id, None)
         self._unindexed.discard(schema_id)
         for fingerprint in self._fingerprints.pop(schema_id, frozenset()):
@@ -227,6 +250,11 @@ class RegistryState:
         with self.lock:
             return self._schemas.get(schema_id)
 
+    def id_for_guid(self, guid: str) -> int | None:
+        """The id of the stored schema with this guid (None if unknown)."""
+        with self.lock:
+            return self._ids_by_guid.get(guid)
+
     def users_of(self, schema_id: int) -> list[VersionEntry]:
         """The versions (soft-deleted included) that carry ``schema_id``, sorted."""
         with self.lock:
@@ -269,7 +297,9 @@ class RegistryState:
         digest of its text as stored (what a request's ``fingerprint()`` equals when it was
         registered from the same text, normalized or not, as Confluent's MD5 lookup) and,
         if the text parses, the fingerprint of its re-parsed canonical form (which matches
-        texts stored by other writers, e.g. Confluent's own ``_schemas`` topic)."""
+        texts stored by other writers, e.g. Confluent's own ``_schemas`` topic); each
+        combined with the schema's metadata and rule set (``contracts.contract_fingerprint``,
+        which leaves a print as is when the schema has neither)."""
         with self.lock:
             self._index_pending()
             return self._fingerprints.get(schema_id, frozenset())
@@ -298,6 +328,9 @@ class RegistryState:
                 # served, but only byte-identical text matches it.
                 log.warning("stored schema %d does not parse (%s); it is matched by its "
                             "exact text only", schema_id, exc)
+            # A schema's identity includes its contracts: the same text with another rule
+            # set is another schema (contract_fingerprint leaves prints without any as is).
+            prints = {contract_fingerprint(p, entry.metadata, entry.rule_set) for p in prints}
             self._fingerprints[schema_id] = frozenset(prints)
             for fingerprint in prints:
                 current = self._ids_by_fingerprint.get(fingerprint)

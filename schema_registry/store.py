@@ -58,6 +58,18 @@ RETRY_BACKOFF_S = 1.0
 class SchemaStore:
     """Reads ``topic`` into ``state`` and writes records to it. See the module docstring."""
 
+    #: How records become key/value bytes and back; a store of another topic (the DEK
+    #: Registry's) subclasses with its own codec and state.
+    _encode = staticmethod(encode_record)
+    _decode = staticmethod(decode_record)
+    #: How errors name the topic and the setting that chooses it.
+    _what, _topic_setting = "schemas topic", "kafkastore.topic"
+
+    def _summary(self) -> str:
+        """What the state holds, for the log line once the topic has been read."""
+        return (f"{len(self.state.subject_names())} subjects, highest schema id "
+                f"{self.state.max_id}")
+
     def __init__(self, backend: LogBackend, state: RegistryState, *, topic: str = "_schemas",
                  timeout_s: float = 10.0, replication_factor: int | None = None,
                  skip_validation: bool = False) -> None:
@@ -144,8 +156,8 @@ class SchemaStore:
             try:
                 self.backend.create_topic(self.topic, 1, {"cleanup.policy": "compact"},
                                           replication_factor=self._replication_factor)
-                log.info("created the schemas topic %s (1 partition, cleanup.policy=compact)",
-                         self.topic)
+                log.info("created the %s %s (1 partition, cleanup.policy=compact)",
+                         self._what, self.topic)
             except TopicExistsError:
                 pass  # another instance created it first
             description = self.backend.describe_topic(self.topic)
@@ -156,12 +168,12 @@ class SchemaStore:
             partitions = len(description.partitions)
             if partitions != 1:
                 raise RegistryConfigError(
-                    f"the schemas topic {self.topic} has {partitions} partitions; it must have "
-                    f"exactly 1 (delete it or set kafkastore.topic to another topic)")
+                    f"the {self._what} {self.topic} has {partitions} partitions; it must have "
+                    f"exactly 1 (delete it or set {self._topic_setting} to another topic)")
             policy = description.configs.get("cleanup.policy", "compact")
             if policy != "compact":
                 raise RegistryConfigError(
-                    f"the schemas topic {self.topic} has cleanup.policy={policy}; it must be "
+                    f"the {self._what} {self.topic} has cleanup.policy={policy}; it must be "
                     f"'compact', or the log would delete schemas (fix it with ferry topics "
                     f"--alter --config cleanup.policy=compact)")
         self._topic_checked = True
@@ -178,7 +190,7 @@ class SchemaStore:
         payload = []
         size = BATCH_OVERHEAD_BYTES
         for record in records:
-            key, value = encode_record(record)
+            key, value = self._encode(record)
             payload.append(ProducerRecord(key=key, value=value, partition=0))
             size += len(key) + len(value or b"") + 32
         if size > self.max_message_bytes:
@@ -277,7 +289,7 @@ class SchemaStore:
 
     def _apply(self, offset: int, key: bytes | None, value: bytes | None) -> None:
         try:
-            decoded = decode_record(key, value)
+            decoded = self._decode(key, value)
         except MalformedRecordError as exc:
             log.warning("skipping record %d of %s: %s", offset, self.topic, exc)
             return
@@ -296,9 +308,8 @@ class SchemaStore:
                 self._problem = ""
                 self._cond.notify_all()
         if self._ready:
-            log.info("read the %s topic to offset %d: %d subjects, highest schema id %d",
-                     self.topic, self._position, len(self.state.subject_names()),
-                     self.state.max_id)
+            log.info("read the %s topic to offset %d: %s", self.topic, self._position,
+                     self._summary())
 
     def _out_of_range(self, exc: OffsetOutOfRangeError) -> None:
         with self._cond:

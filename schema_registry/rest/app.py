@@ -25,6 +25,7 @@ from werkzeug.exceptions import HTTPException
 
 from core.backends.errors import BackendError
 from schema_registry.cluster import FORWARDED_HEADER, ForwardedResponse, WriteRouter
+from schema_registry.dek import DekRegistry
 from schema_registry.errors import NotReadyError, RegistryError
 from schema_registry.forwarding import forward_request
 from schema_registry.registry import SchemaRegistry
@@ -57,17 +58,30 @@ class RestContext:
     cluster_id: str = "schema-registry"
     forward_timeout_s: float = 10.0
     ready_wait_s: float = 2.0
+    #: The DEK Registry (``/dek-registry/v1``); None serves those paths as 404.
+    dek: DekRegistry | None = None
 
 
 def create_app(context: RestContext) -> Flask:
     """The REST app over ``context``; the store and router must be started by the caller."""
-    from schema_registry.rest import compatibility, config, root, schemas, subjects
+    from schema_registry.rest import (
+        associations,
+        compatibility,
+        config,
+        dek,
+        root,
+        schemas,
+        subjects,
+    )
 
     app = Flask("schema_registry.rest")
     app.url_map.strict_slashes = False
     app.extensions[CONTEXT_KEY] = context
+    # Reads depend on both topics: a cached answer is dropped when either reader moves.
     app.wsgi_app = ResponseCache(  # type: ignore[method-assign]
-        RawPathMiddleware(app.wsgi_app), lambda: context.store.position,
+        RawPathMiddleware(app.wsgi_app),
+        lambda: (context.store.position,  # type: ignore[arg-type, return-value]
+                 context.dek.store.position if context.dek is not None else 0),
         lambda: context.store.ready)
     app.before_request(_check_ready)
     app.before_request(_limit_body)
@@ -75,7 +89,8 @@ def create_app(context: RestContext) -> Flask:
     app.register_error_handler(BackendError, _backend_error)
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(Exception, _unexpected_error)
-    for blueprint in (root.bp, subjects.bp, schemas.bp, compatibility.bp, config.bp):
+    for blueprint in (root.bp, subjects.bp, schemas.bp, compatibility.bp, config.bp, dek.bp,
+                      associations.bp):
         app.register_blueprint(blueprint)
     return app
 

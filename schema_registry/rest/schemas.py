@@ -49,6 +49,18 @@ def get_schema(schema_id: str) -> Response:
     return json_response(schema_json(entry, max_id))
 
 
+@bp.get("/schemas/guids/<guid>")
+def get_schema_by_guid(guid: str) -> Response:
+    return json_response(schema_json(context().registry.schema_by_guid(path_arg(guid))))
+
+
+@bp.get("/schemas/guids/<guid>/ids")
+def get_ids_by_guid(guid: str) -> Response:
+    """Confluent's ``[{"context": ".", "id": N}]`` (Ferry has the default context only)."""
+    entry = context().registry.schema_by_guid(path_arg(guid))
+    return json_response([{"context": ".", "id": entry.id}])
+
+
 @bp.get("/schemas/ids/<schema_id>/schema")
 def get_schema_text(schema_id: str) -> Response:
     return raw_schema(context().registry.schema_by_id(_schema_id(schema_id)).schema)

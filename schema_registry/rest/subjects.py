@@ -14,7 +14,7 @@ from schema_registry.rest.http import (
     path_arg,
     response_type,
 )
-from schema_registry.rest.serialize import version_json
+from schema_registry.rest.serialize import register_json, version_json
 
 __all__ = ["bp", "raw_schema"]
 
@@ -38,6 +38,17 @@ def lookup(subject: str) -> Response:
     return json_response(version_json(entry))
 
 
+@bp.get("/subjects/<subject>/metadata")
+def latest_with_metadata(subject: str) -> Response:
+    """The newest version whose metadata has the given properties (``?key=k&value=v``,
+    repeated, paired in order), as the client's ``use.latest.with.metadata`` asks."""
+    keys, values = request.args.getlist("key"), request.args.getlist("value")
+    entry = context().registry.latest_with_metadata(
+        path_arg(subject), dict(zip(keys, values, strict=False)),
+        deleted=bool_arg("deleted"))
+    return json_response(version_json(entry))
+
+
 @bp.delete("/subjects/<subject>")
 def delete_subject(subject: str) -> Response:
     name, permanent = path_arg(subject), bool_arg("permanent")
@@ -58,7 +69,7 @@ def list_versions(subject: str) -> Response:
 def register(subject: str) -> Response:
     name, body, normalize = path_arg(subject), json_body(), bool_arg("normalize")
     registry = context().registry
-    return write(lambda: registry.register(name, body, normalize=normalize))
+    return write(lambda: register_json(registry.register(name, body, normalize=normalize)))
 
 
 @bp.get("/subjects/<subject>/versions/<version>")

@@ -159,7 +159,7 @@ def test_writes_through_a_follower_reach_the_leader_and_are_read_back(registries
     follower = next(r for r in instances if r is not leader)
     response = register(follower.url, "orders-value", _schema("Order", "a"))
     assert response.status_code == 200, response.text
-    assert response.json() == {"id": 1}
+    assert response.json()["id"] == 1
     # read-your-writes on the follower, right after its write
     latest = requests.get(f"{follower.url}/subjects/orders-value/versions/latest", timeout=30)
     assert latest.json()["id"] == 1
@@ -223,7 +223,7 @@ def test_a_killed_leader_is_replaced(registries):
     instances = registries(2)
     leader = agreed_leader(instances)
     survivor = next(r for r in instances if r is not leader)
-    assert register(leader.url, "a-value", _schema("A", "x")).json() == {"id": 1}
+    assert register(leader.url, "a-value", _schema("A", "x")).json()["id"] == 1
     leader.kill()
     deadline = time.monotonic() + AGREE_TIMEOUT_S
     while True:
@@ -233,21 +233,21 @@ def test_a_killed_leader_is_replaced(registries):
         assert response.status_code >= 500 and "error_code" in response.json()
         assert time.monotonic() < deadline, f"no takeover: {response.text}\n{survivor.output()}"
         time.sleep(0.2)
-    assert response.json() == {"id": 2}
+    assert response.json()["id"] == 2
     assert agreed_leader([survivor]) is survivor
     assert requests.get(f"{survivor.url}/schemas/ids/1", timeout=30).status_code == 200
     # a new instance joins the survivor's cluster and follows it (or leads, by URL order)
     newcomer = registries(1)[0]
     leader_now = agreed_leader([survivor, newcomer])
     assert leader_now in (survivor, newcomer)
-    assert register(newcomer.url, "c-value", _schema("C", "z")).json() == {"id": 3}
+    assert register(newcomer.url, "c-value", _schema("C", "z")).json()["id"] == 3
 
 
 @pytest.mark.slow
 def test_a_dead_broker_gives_json_errors_then_recovers(registries, broker):
     (instance,) = registries(1)
     agreed_leader([instance])
-    assert register(instance.url, "a-value", _schema("A", "x")).json() == {"id": 1}
+    assert register(instance.url, "a-value", _schema("A", "x")).json()["id"] == 1
     broker.kill()
     response = register(instance.url, "b-value", _schema("B", "y"))
     assert response.status_code >= 500
