@@ -10,6 +10,7 @@ from functools import cache
 from typing import Any
 
 from connect.api import (
+    NO_DEFAULT,
     AbstractConfig,
     CaseInsensitiveValidString,
     ConfigDef,
@@ -98,7 +99,7 @@ def _define(d: ConfigDef, name: str, type_: ConfigType, default: Any, doc: str,
 
 def _build() -> ConfigDef:
     d = ConfigDef()
-    _define(d, BUCKET, ConfigType.STRING, None, "The S3 bucket the connector writes to.",
+    _define(d, BUCKET, ConfigType.STRING, NO_DEFAULT, "The S3 bucket the connector writes to.",
             NonEmptyString(), Importance.HIGH)
     _define(d, REGION, ConfigType.STRING, "us-west-2", "The AWS region of the bucket.")
     _define(d, STORE_URL, ConfigType.STRING, None, "Endpoint of an S3-compatible store "
@@ -111,7 +112,7 @@ def _build() -> ConfigDef:
             "objects.")
     _define(d, DIRECTORY_DELIM, ConfigType.STRING, "/", "Directory delimiter.")
     _define(d, FILE_DELIM, ConfigType.STRING, "+", "Delimiter in object names.")
-    _define(d, FLUSH_SIZE, ConfigType.INT, None, "Records per object before it is "
+    _define(d, FLUSH_SIZE, ConfigType.INT, NO_DEFAULT, "Records per object before it is "
             "committed.", Range.at_least(1), Importance.HIGH)
     _define(d, ROTATE_INTERVAL_MS, ConfigType.LONG, -1, "Rotate when the timestamp "
             "extractor's time of a record is this far from the file's first (exactly-once "
@@ -125,7 +126,7 @@ def _build() -> ConfigDef:
             "format (month and day names are written in English).")
     _define(d, STORAGE_CLASS, ConfigType.STRING, "io.confluent.connect.s3.storage.S3Storage",
             "The storage backend.", _class_in("S3Storage"))
-    _define(d, FORMAT_CLASS, ConfigType.STRING, None, "Object format: JsonFormat, "
+    _define(d, FORMAT_CLASS, ConfigType.STRING, NO_DEFAULT, "Object format: JsonFormat, "
             "AvroFormat, ParquetFormat or ByteArrayFormat.", _class_in(*FORMATS),
             Importance.HIGH)
     _define(d, PARTITIONER_CLASS, ConfigType.STRING,
