@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 #: committed with, from which ``offsets.recovery.from.storage`` replays.
 BATCH_START_METADATA = "ferry-batch-start"
 TOMBSTONE_PARTITION = "tombstone"
-_UNSET = object()
 
 ReportBad = Callable[[SinkRecord, Exception], "Future[None] | None"]
 
@@ -116,10 +115,10 @@ class TopicPartitionWriter:
                 ts = self.extractor(record) if self.extractor else None
                 encoded = (TOMBSTONE_PARTITION if record.value is None
                            else self.partitioner.encode_partition(record))
-                current = self.schemas.get(encoded, _UNSET)
-                if current is _UNSET:
-                    current = self.schemas[encoded] = record.value_schema
-                change = self.compat.should_change(record.value_schema, current)  # type: ignore[arg-type]
+                # The object's schema is recorded once its first record is written, so a
+                # record that fails (DLQ) does not become the schema of the next ones.
+                current = self.schemas.get(encoded, record.value_schema)
+                change = self.compat.should_change(record.value_schema, current)
             except DataError as exc:
                 if self.buffer and self.buffer[0] is record:
                     self.buffer.popleft()
@@ -130,7 +129,6 @@ class TopicPartitionWriter:
                 if self.base_ts is None:
                     self.base_ts = ts
             if change and self.record_count > 0:
-                self.schemas[encoded] = record.value_schema
                 self.committing = True
                 continue
             if self._rotate_on_time(encoded, ts, now):
@@ -139,8 +137,9 @@ class TopicPartitionWriter:
                 continue
             self.current_encoded = encoded
             try:
-                projected = self.compat.project(record, current)  # type: ignore[arg-type]
+                projected = self.compat.project(record, current)
                 writer = self._write_record(encoded, projected)
+                self.schemas.setdefault(encoded, current)
             except DataError as exc:
                 self.buffer.popleft()
                 self._bad(record, exc)
