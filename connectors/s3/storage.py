@@ -34,6 +34,11 @@ _NETWORK_ERRORS = (
     botocore.exceptions.ConnectTimeoutError,
     botocore.exceptions.ResponseStreamingError,
 )
+_HEAD_ERRORS = {
+    "404": ("NoSuchBucket", "the bucket does not exist (or the key, for HeadObject)"),
+    "403": ("AccessDenied", "access denied: check the credentials and the bucket policy"),
+    "400": ("BadRequest", "check the region and the credentials"),
+}
 #: The longest single wait between retries of one request.
 MAX_BACKOFF_S = 10.0
 
@@ -53,7 +58,10 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, botocore.exceptions.ClientError):
         err = exc.response.get("Error", {})
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-        return f"{err.get('Code', '?')} ({status}): {err.get('Message', '')}".rstrip(": ")
+        code, message = str(err.get("Code", "?")), err.get("Message", "")
+        # HEAD answers have no body: name the error as S3 does in other answers.
+        code, message = _HEAD_ERRORS.get(code, (code, message))
+        return f"{code} ({status}): {message}".rstrip(": ")
     return f"{type(exc).__name__}: {exc}"
 
 
