@@ -64,7 +64,8 @@ class AvroFileWriter(RecordWriter):
         stream.write(header)
 
     def write(self, record: SinkRecord) -> None:
-        if record.value_schema != self._schema:
+        schema = record.value_schema
+        if schema is not self._schema and schema != self._schema:
             raise DataError("the record's value schema differs from the object's (a "
                             "schema.compatibility rotation should have happened)")
         out = io.BytesIO()

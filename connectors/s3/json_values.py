@@ -20,7 +20,20 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan
 
 def to_json_bytes(schema: Schema | None, value: Any) -> bytes:
     """One JSON document, UTF-8."""
+    if schema is None:
+        # Schemaless values are mostly what JsonConverter parsed (dicts, lists, strings,
+        # numbers): the C encoder takes them as they are, and ``_default`` converts the
+        # rest (bytes, structs, decimals, datetimes) where it meets them. Unlike Kafka's
+        # JsonConverter, a schemaless map with int keys gets them as strings.
+        return _FAST.encode(value).encode()
     return _ENCODER.encode(_plain(schema, value)).encode()
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview, Struct, decimal.Decimal,
+                          dt.datetime, tuple)):
+        return _schemaless(value)
+    raise DataError(f"JSON cannot represent a schemaless {type(value).__name__} value")
 
 
 def _plain(schema: Schema | None, value: Any) -> Any:
@@ -72,3 +85,7 @@ def _schemaless(value: Any) -> Any:
     if isinstance(value, dt.datetime):
         return int(value.timestamp() * 1000)
     raise DataError(f"JSON cannot represent a schemaless {type(value).__name__} value")
+
+
+_FAST = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True,
+                         default=_default)

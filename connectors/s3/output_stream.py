@@ -4,13 +4,18 @@ so an object of any size needs one part of memory; the object appears only when
 
 Failure contract: ``write()`` only buffers; uploads happen in ``upload_full_parts()`` and
 ``commit()``, which may raise ``S3RetriableError`` and can then simply be called again
-(the bytes of a failed part stay buffered, the parts already uploaded stay recorded).
+(the bytes of a failed part are kept, the parts already uploaded stay recorded).
+
+A full part is uploaded on the storage's upload thread while the task goes on encoding
+records, with at most one part in flight per object: memory is at most two parts per
+open object, and the upload overlaps the work of the task's thread.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+from concurrent.futures import Future
 from typing import Any
 
 from connectors.s3.storage import S3Storage
@@ -36,6 +41,10 @@ class S3OutputStream(io.RawIOBase):
         self._position = 0
         self._upload_id: str | None = None
         self._parts: list[dict[str, Any]] = []
+        #: The part being uploaded: (number, body, future of its ETag).
+        self._inflight: tuple[int, bytes, Future[str]] | None = None
+        #: A part whose upload failed, to upload again before anything else.
+        self._failed: tuple[int, bytes] | None = None
         self.committed = False
 
     # -- io.RawIOBase -------------------------------------------------------------------
@@ -66,9 +75,20 @@ class S3OutputStream(io.RawIOBase):
         return len(self._buffer)
 
     def upload_full_parts(self) -> None:
-        """Upload every full part in the buffer (retriable; see the module doc)."""
+        """Start uploading full parts of the buffer, waiting for the part in flight first
+        (retriable; see the module doc)."""
+        if self._failed is not None:
+            number, body = self._failed
+            self._record(number, self._upload_part_now(number, body))
+            self._failed = None
         while len(self._buffer) >= self.part_size:
-            self._upload_part(self.part_size)
+            self._settle()
+            self._ensure_upload()
+            number = len(self._parts) + 1
+            body = bytes(self._buffer[:self.part_size])
+            del self._buffer[:self.part_size]
+            future = self.storage.submit(lambda n=number, b=body: self._upload_part_now(n, b))
+            self._inflight = (number, body, future)
 
     def commit(self) -> None:
         """Make the object visible with everything written (retriable). Idempotent."""
@@ -76,13 +96,16 @@ class S3OutputStream(io.RawIOBase):
             return
         s, bucket = self.storage, self.storage.bucket
         self.upload_full_parts()
+        self._settle()
         if self._upload_id is None:
             body = bytes(self._buffer)
             s.call(f"PutObject {self.key}", lambda: s.client.put_object(
                 Bucket=bucket, Key=self.key, Body=body, Metadata=self.metadata))
         else:
             if self._buffer or not self._parts:
-                self._upload_part(len(self._buffer))
+                number, body = len(self._parts) + 1, bytes(self._buffer)
+                self._record(number, self._upload_part_now(number, body))
+                self._buffer = bytearray()
             parts = list(self._parts)
             upload_id = self._upload_id
             s.call(f"CompleteMultipartUpload {self.key}",
@@ -97,6 +120,10 @@ class S3OutputStream(io.RawIOBase):
         """Drop the object: abort the multipart upload, if any. Best effort: an upload left
         behind is invisible and a bucket lifecycle rule removes it."""
         self._buffer = bytearray()
+        self._failed = None
+        if self._inflight is not None:
+            self._inflight[2].exception()  # wait; its outcome no longer matters
+            self._inflight = None
         if self._upload_id is None or self.committed:
             return
         s, upload_id = self.storage, self._upload_id
@@ -107,17 +134,34 @@ class S3OutputStream(io.RawIOBase):
         except Exception as exc:
             log.warning("could not abort the upload of s3://%s/%s: %s", s.bucket, self.key, exc)
 
-    def _upload_part(self, size: int) -> None:
-        s, bucket = self.storage, self.storage.bucket
+    def _settle(self) -> None:
+        """Wait for the part in flight; on failure keep it for the next attempt."""
+        if self._inflight is None:
+            return
+        number, body, future = self._inflight
+        self._inflight = None
+        try:
+            etag = future.result()
+        except BaseException:
+            self._failed = (number, body)
+            raise
+        self._record(number, etag)
+
+    def _record(self, number: int, etag: str) -> None:
+        self._parts.append({"ETag": etag, "PartNumber": number})
+
+    def _ensure_upload(self) -> None:
         if self._upload_id is None:
+            s = self.storage
             created = s.call(f"CreateMultipartUpload {self.key}",
                              lambda: s.client.create_multipart_upload(
-                                 Bucket=bucket, Key=self.key, Metadata=self.metadata))
+                                 Bucket=s.bucket, Key=self.key, Metadata=self.metadata))
             self._upload_id = created["UploadId"]
-        number = len(self._parts) + 1
-        body = bytes(self._buffer[:size])
+
+    def _upload_part_now(self, number: int, body: bytes) -> str:
+        s = self.storage
+        self._ensure_upload()
         upload_id = self._upload_id
         answer = s.call(f"UploadPart {number} of {self.key}", lambda: s.client.upload_part(
-            Bucket=bucket, Key=self.key, UploadId=upload_id, PartNumber=number, Body=body))
-        self._parts.append({"ETag": answer["ETag"], "PartNumber": number})
-        del self._buffer[:size]
+            Bucket=s.bucket, Key=self.key, UploadId=upload_id, PartNumber=number, Body=body))
+        return str(answer["ETag"])

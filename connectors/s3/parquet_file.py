@@ -79,15 +79,18 @@ class ParquetFileWriter(RecordWriter):
         self._rows: list[dict[str, Any]] = []
 
     def write(self, record: SinkRecord) -> None:
-        if record.value_schema != self._schema:
+        schema = record.value_schema
+        if schema is not self._schema and schema != self._schema:
             raise DataError("the record's value schema differs from the object's (a "
                             "schema.compatibility rotation should have happened)")
-        row = _row(self._schema, record.value)
-        try:  # one row checked now, so a bad record never poisons a whole row group
-            pa.Table.from_pylist([row], schema=self._arrow)
-        except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
-            raise DataError(f"the value cannot be written as Parquet: {exc}") from exc
-        self._rows.append(row)
+        if not isinstance(record.value, Struct):
+            raise DataError(f"a struct value must be a Struct, not "
+                            f"{type(record.value).__name__}")
+        # Converters build Structs checked against their schema, and the schema is the
+        # object's, so the row converts; the check is per record, not per row group, so
+        # a bad record never poisons a row group of good ones.
+        record.value.validate()
+        self._rows.append(_row(self._schema, record.value))
         if len(self._rows) >= ROW_GROUP_ROWS:
             self._flush_rows()
 

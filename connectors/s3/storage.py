@@ -8,6 +8,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import boto3
@@ -103,6 +104,21 @@ class S3Storage:
                            "aws_secret_access_key": settings.secret_access_key.value}
         session = boto3.session.Session(**credentials)
         self.client = session.client("s3", endpoint_url=url, config=config)
+        self._uploader: ThreadPoolExecutor | None = None
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        """Run ``fn`` on the upload thread (one per task: parts go up while the task's
+        thread encodes the next records; boto3 clients are thread-safe)."""
+        if self._uploader is None:
+            self._uploader = ThreadPoolExecutor(1, thread_name_prefix="s3-upload")
+        return self._uploader.submit(fn)
+
+    def close(self) -> None:
+        """Stop retry waits and the upload thread."""
+        self._stop.set()
+        if self._uploader is not None:
+            self._uploader.shutdown(wait=True, cancel_futures=True)
+            self._uploader = None
 
     def call(self, what: str, fn: Callable[[], T]) -> T:
         """``fn()`` with retries on transient errors; raises ``S3RetriableError`` once they

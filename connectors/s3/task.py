@@ -101,10 +101,13 @@ class S3SinkTask(SinkTask):
                 writer.close()
 
     def stop(self) -> None:
-        self._stop.set()
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
+        storage = getattr(self, "_storage", None)
+        if storage is not None:
+            storage.close()
+        self._stop.set()
 
     def _report(self, record: SinkRecord, error: Exception) -> Future[None] | None:
         reporter = self.context.errant_record_reporter()

@@ -173,3 +173,47 @@ def test_offsets_recovered_from_storage_when_the_group_has_none(moto, stack) -> 
     for data in moto.objects("recover").values():
         got += [json.loads(line)["i"] for line in data.decode().splitlines()]
     assert got == list(range(3, 15))
+
+
+def test_multipart_part_failing_all_retries_is_uploaded_again_by_the_next_call(moto) -> None:
+    """The stream's retry contract, on a real multipart upload through the fault proxy:
+    a part whose retries are spent raises ``S3RetriableError``; calling again uploads it
+    and the completed object holds every byte once. An aborted upload leaves nothing."""
+    from connectors.s3.config import S3SinkSettings
+    from connectors.s3.output_stream import S3OutputStream
+    from connectors.s3.storage import S3RetriableError, S3Storage
+
+    moto.create_bucket("parts")
+    proxy = FaultProxy(moto.port)
+    storage = S3Storage(S3SinkSettings.parse({
+        "s3.bucket.name": "parts", "store.url": proxy.url, "s3.region": "us-east-1",
+        "aws.access.key.id": "x", "aws.secret.access.key": "x", "format.class": "JsonFormat",
+        "flush.size": "1", "s3.part.retries": "1", "s3.retry.backoff.ms": "1"}))
+    try:
+        part = 5 * 1024 * 1024
+        data = bytes(range(256)) * (part * 2 // 256 + 1000)
+        stream = S3OutputStream(storage, "k/obj", part)
+        fail = {"on": True}
+        proxy.rule = lambda m, p: 503 if fail["on"] and "partNumber=2" in p else None
+        written = 0
+        with pytest.raises(S3RetriableError, match="UploadPart 2"):
+            while written < len(data):
+                stream.write(data[written:written + 100_000])
+                written = min(written + 100_000, len(data))
+                stream.upload_full_parts()
+            stream.commit()
+        assert proxy.injected == 2  # the first try and its one retry
+        assert moto.keys("parts") == []
+        fail["on"] = False
+        stream.write(data[written:])
+        stream.commit()
+        assert moto.objects("parts")["k/obj"] == data
+        aborted = S3OutputStream(storage, "k/aborted", part)
+        aborted.write(data)
+        aborted.upload_full_parts()
+        aborted.abort()
+        assert moto.keys("parts") == ["k/obj"]
+        assert moto.client.list_multipart_uploads(Bucket="parts").get("Uploads", []) == []
+    finally:
+        storage.close()
+        proxy.stop()
