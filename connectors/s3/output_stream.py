@@ -95,8 +95,17 @@ class S3OutputStream(io.RawIOBase):
         if self.committed:
             return
         s, bucket = self.storage, self.storage.bucket
-        self.upload_full_parts()
+        # Everything inline from here: commit may itself run on the upload thread (whose
+        # earlier work, the part in flight, is then already done).
         self._settle()
+        if self._failed is not None:
+            number, body = self._failed
+            self._record(number, self._upload_part_now(number, body))
+            self._failed = None
+        while len(self._buffer) >= self.part_size:
+            number, body = len(self._parts) + 1, bytes(self._buffer[:self.part_size])
+            self._record(number, self._upload_part_now(number, body))
+            del self._buffer[:self.part_size]
         if self._upload_id is None:
             body = bytes(self._buffer)
             s.call(f"PutObject {self.key}", lambda: s.client.put_object(

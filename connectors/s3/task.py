@@ -19,7 +19,7 @@ from connectors.s3.config import S3SinkSettings, plugin_version
 from connectors.s3.formats import Format, format_for
 from connectors.s3.partitioners import Partitioner, load_partitioner
 from connectors.s3.recovery import recover_offset
-from connectors.s3.storage import S3Storage
+from connectors.s3.storage import S3RetriableError, S3Storage
 from connectors.s3.topic_partition_writer import TopicPartitionWriter
 
 __all__ = ["S3SinkTask"]
@@ -89,6 +89,10 @@ class S3SinkTask(SinkTask):
         self._reports.clear()
         safe: dict[TopicPartition, OffsetAndMetadata] = {}
         for tp, writer in self._writers.items():
+            try:
+                writer.settle(block=True)
+            except S3RetriableError as exc:  # the batch stays pending; put() retries it
+                log.warning("%s: not committing the batch being uploaded: %s", tp, exc)
             offset = writer.take_offset_to_commit()
             if offset is not None:
                 safe[tp] = OffsetAndMetadata(offset)

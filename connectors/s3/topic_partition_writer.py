@@ -21,6 +21,7 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from typing import Any
 
 from connect.api import ConnectError, DataError, Schema, SinkRecord, TopicPartition
 from connectors.s3.config import S3SinkSettings
@@ -74,6 +75,7 @@ class TopicPartitionWriter:
         self.current_encoded: str | None = None
         self.offset_to_commit: int | None = None
         self.committing = False
+        self.pending: deque[tuple[list[RecordWriter], int, Future[Any]]] = deque()
         self.failure_ms: int | None = None
         self.next_scheduled = self._next_scheduled(storage.now_ms())
 
@@ -88,6 +90,7 @@ class TopicPartitionWriter:
             return
         self.failure_ms = None
         try:
+            self.settle(block=False)
             self._write_buffered(now)
             if not self.buffer:
                 self._commit_on_time_if_no_data(now)
@@ -171,13 +174,15 @@ class TopicPartitionWriter:
         return f"{s.topics_dir}{s.directory_delim}{path}{s.directory_delim}{name}"
 
     def _commit_files(self) -> None:
-        for writer in self.writers.values():
-            writer.commit()  # idempotent: a retry skips the objects already completed
-            log.debug("%s: committed %s", self.tp, writer.stream.key)
+        """Close the batch: its objects are completed on the upload thread while the next
+        batch is written (at most one batch in flight, so memory stays bounded); its end
+        offset becomes committable once every one of its objects is uploaded."""
         if self.writers:
-            self.offset_to_commit = self.current_offset + 1
-            log.info("%s: objects committed; offset to commit %d", self.tp,
-                     self.offset_to_commit)
+            self.settle(block=True)
+            writers = list(self.writers.values())
+            end = self.current_offset + 1
+            self.pending.append((writers, end, self.storage.submit(
+                lambda: [w.commit() for w in writers])))
         self.writers.clear()
         self.schemas.clear()
         self.record_count = 0
@@ -220,13 +225,35 @@ class TopicPartitionWriter:
 
     # -- task hooks ---------------------------------------------------------------------
 
+    def settle(self, *, block: bool) -> None:
+        """Account for completed batches, oldest first (waiting for them when ``block``).
+        A batch whose upload failed is committed again here, on the task's thread; it
+        raises ``S3RetriableError`` while S3 keeps failing, and stays pending."""
+        while self.pending:
+            writers, end, future = self.pending[0]
+            if not block and not future.done():
+                return
+            try:
+                future.result()
+            except S3RetriableError:
+                for writer in writers:
+                    writer.commit()  # idempotent: skips the objects already completed
+            self.pending.popleft()
+            self.offset_to_commit = end
+            log.info("%s: objects committed up to offset %d (%s ...)", self.tp, end,
+                     writers[0].stream.key)
+
     def take_offset_to_commit(self) -> int | None:
         offset, self.offset_to_commit = self.offset_to_commit, None
         return offset
 
     def close(self) -> None:
         """Drop open objects (aborting their uploads) and buffered records; they are
-        consumed again from the committed offset."""
+        consumed again from the committed offset. Batches being completed are waited
+        for (they may finish or not: either way a replay rewrites them identically)."""
+        for _writers, _end, future in self.pending:
+            future.exception()
+        self.pending.clear()
         for writer in self.writers.values():
             writer.abort()
         self.writers.clear()
