@@ -67,6 +67,9 @@ class TopicPartitionWriter:
         self.rotate_interval_ms = settings.rotate_interval_ms if self.extractor else -1
         self.zone = timezone(settings.timezone) if settings.rotate_schedule_interval_ms > 0 \
             else None
+        self._compat_none = settings.schema_compatibility == "NONE"
+        self._time_rotation = (self.rotate_interval_ms > 0
+                               or settings.rotate_schedule_interval_ms > 0)
         self.record_count = 0
         self.current_offset = -1
         self.batch_from: int | None = None
@@ -120,8 +123,11 @@ class TopicPartitionWriter:
                            else self.partitioner.encode_partition(record))
                 # The object's schema is recorded once its first record is written, so a
                 # record that fails (DLQ) does not become the schema of the next ones.
-                current = self.schemas.get(encoded, record.value_schema)
-                change = self.compat.should_change(record.value_schema, current)
+                schema = record.value_schema
+                current = self.schemas.get(encoded, schema)
+                # NONE and the very same schema object: no change (the common case).
+                change = (False if current is schema and self._compat_none
+                          else self.compat.should_change(schema, current))
             except DataError as exc:
                 if self.buffer and self.buffer[0] is record:
                     self.buffer.popleft()
@@ -134,13 +140,14 @@ class TopicPartitionWriter:
             if change and self.record_count > 0:
                 self.committing = True
                 continue
-            if self._rotate_on_time(encoded, ts, now):
+            if self._time_rotation and self._rotate_on_time(encoded, ts, now):
                 self.next_scheduled = self._next_scheduled(now)
                 self.committing = True
                 continue
             self.current_encoded = encoded
             try:
-                projected = self.compat.project(record, current)
+                projected = record if self._compat_none else self.compat.project(record,
+                                                                                   current)
                 writer = self._write_record(encoded, projected)
                 self.schemas.setdefault(encoded, current)
             except DataError as exc:
