@@ -192,6 +192,8 @@ def main() -> None:
                 raw_s.append(time.perf_counter() - t0)
                 noop_s.append(run_connector(herder, backend, f"noop-{uuid.uuid4().hex[:6]}", {
                     "connector.class": "NoopSink", **conv}, fmt, n))
+                for key in [*keys, *(f"raw/{i}" for i in range(len(blobs)))]:
+                    client.delete_object(Bucket=bucket, Key=key)  # moto keeps them in RAM
             sink, raw, noop = (statistics.median(x) for x in (sink_s, raw_s, noop_s))
             rows.append((fmt, n, nbytes, n / sink, nbytes / sink / 1e6, nbytes / raw / 1e6,
                          n / noop))
