@@ -145,3 +145,17 @@ def test_null_values_ignore_write_and_fail(moto, stack) -> None:
     assert objects["write/n/partition=0/n+0+0000000002.json"] == b'{"a":2}\n'
     assert objects["write/n/tombstone/n+0+0000000003.json"] == b"null\n"
     assert moto.keys("nulls", "fail/") == []
+
+
+def test_scheduled_rotation_commits_idle_partitions_on_the_wall_clock(moto, stack) -> None:
+    """rotate.schedule.interval.ms commits without new data (and is not exactly-once)."""
+    moto.create_bucket("scheduled")
+    s = stack()
+    s.topic("idle")
+    s.produce("idle", [{"i": i} for i in range(3)])
+    s.sink("scheduled", s3_config(moto, "scheduled", topics="idle", **SCHEMALESS, **{
+        "format.class": "JsonFormat", "flush.size": "1000",
+        "rotate.schedule.interval.ms": "1000", "timezone": "UTC"}))
+    key = "topics/idle/partition=0/idle+0+0000000000.json"
+    wait_for(lambda: moto.keys("scheduled") == [key], "the scheduled commit", timeout=20)
+    assert [r["i"] for r in lines(moto.objects("scheduled")[key])] == [0, 1, 2]
