@@ -88,12 +88,15 @@ class MotoServer:
         self._log.close()
 
 
-Rule = Callable[[str, str], int | None]
+#: ``rule(method, path)``: None forwards; a status (500, 503) or (status, S3 error code)
+#: answers with that error instead.
+Rule = Callable[[str, str], "int | tuple[int, str] | None"]
+_CODES = {500: "InternalError", 503: "ServiceUnavailable"}
 
 
 class FaultProxy:
-    """Forwards HTTP requests to ``target``; ``rule(method, path)`` may return a status
-    (500, 503) to answer with instead, without forwarding. Counts injected faults."""
+    """Forwards HTTP requests to ``target``; ``rule`` (see ``Rule``) may answer with an
+    error instead, without forwarding. Counts injected faults."""
 
     def __init__(self, target_port: int) -> None:
         self.rule: Rule = lambda _m, _p: None
@@ -110,12 +113,13 @@ class FaultProxy:
             def _handle(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                status = proxy.rule(self.command, self.path)
-                if status is not None:
+                answer_with = proxy.rule(self.command, self.path)
+                if answer_with is not None:
                     proxy.injected += 1
-                    payload = (f"<?xml version=\"1.0\"?><Error><Code>"
-                               f"{'ServiceUnavailable' if status == 503 else 'InternalError'}"
-                               f"</Code><Message>injected</Message></Error>").encode()
+                    status, code = (answer_with if isinstance(answer_with, tuple)
+                                    else (answer_with, _CODES.get(answer_with, "Error")))
+                    payload = (f"<?xml version=\"1.0\"?><Error><Code>{code}</Code>"
+                               "<Message>injected</Message></Error>").encode()
                     self.send_response(status)
                     self.send_header("Content-Type", "application/xml")
                     self.send_header("Content-Length", str(len(payload)))

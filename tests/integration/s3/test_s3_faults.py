@@ -217,3 +217,31 @@ def test_multipart_part_failing_all_retries_is_uploaded_again_by_the_next_call(m
     finally:
         storage.close()
         proxy.stop()
+
+
+def test_expired_credentials_fail_the_task_at_once_naming_bucket_and_error(moto, stack) -> None:
+    moto.create_bucket("expiring")
+    proxy = FaultProxy(moto.port)
+    try:
+        s = stack()
+        s.topic("e")
+        s.sink("expiring", s3_config(moto, "expiring", topics="e", **SCHEMALESS, **{
+            "store.url": proxy.url, "format.class": "JsonFormat", "flush.size": "1"}))
+        wait_for(lambda: s.state("expiring")[1] == ["RUNNING"], "the task")
+        puts: list[str] = []
+
+        def expired(method: str, path: str) -> tuple[int, str]:
+            if method == "PUT":
+                puts.append(path)
+            return 400, "ExpiredToken"
+
+        proxy.rule = expired
+        s.produce("e", [{"i": 1}])
+        wait_for(lambda: s.state("expiring")[1] == ["FAILED"], "the task to fail")
+        trace = s.herder.connector_status("expiring").tasks[0].trace or ""
+        assert "bucket 'expiring'" in trace and "ExpiredToken" in trace
+        # The PutObject was not retried: retrying cannot renew credentials (the worker's
+        # restart of the failed task may HEAD the bucket again, which is not a PUT).
+        assert len(puts) == 1
+    finally:
+        proxy.stop()
