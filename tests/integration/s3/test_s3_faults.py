@@ -245,3 +245,41 @@ def test_expired_credentials_fail_the_task_at_once_naming_bucket_and_error(moto,
         assert len(puts) == 1
     finally:
         proxy.stop()
+
+
+def test_an_object_much_larger_than_a_part_streams_in_bounded_memory(moto) -> None:
+    """40 MB into one object through the JSON writer: Python's allocations peak near two
+    parts (the buffer and the part in flight), not near the object's size."""
+    import tracemalloc
+
+    from connect.api import SinkRecord
+    from connectors.s3.config import S3SinkSettings
+    from connectors.s3.formats import format_for
+    from connectors.s3.output_stream import S3OutputStream
+    from connectors.s3.storage import S3Storage
+
+    moto.create_bucket("bounded")
+    part = 5 * 1024 * 1024
+    settings = S3SinkSettings.parse({
+        "s3.bucket.name": "bounded", "store.url": moto.url, "s3.region": "us-east-1",
+        "aws.access.key.id": "x", "aws.secret.access.key": "x", "format.class": "JsonFormat",
+        "flush.size": "1", "s3.part.size": str(part)})
+    storage = S3Storage(settings)
+    value = {"pad": "y" * 4000}
+    total = 40 * 1024 * 1024 // 4011  # {"pad":"y...y"} and a newline
+    try:
+        stream = S3OutputStream(storage, "big/obj.json", part)
+        first = SinkRecord(topic="t", kafka_partition=0, kafka_offset=0, value=value)
+        writer = format_for(settings).writer(stream, first)
+        tracemalloc.start()
+        for i in range(total):
+            writer.write(SinkRecord(topic="t", kafka_partition=0, kafka_offset=i, value=value))
+            writer.upload_full_parts()
+        writer.commit()
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        size = moto.client.head_object(Bucket="bounded", Key="big/obj.json")["ContentLength"]
+        assert size == total * 4011
+        assert peak < 4 * part, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.0f} MB object"
+    finally:
+        storage.close()
