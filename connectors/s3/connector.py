@@ -47,13 +47,14 @@ class S3SinkConnector(SinkConnector):
             settings = S3SinkSettings.parse(connector_configs)
             format_for(settings)
             load_partitioner(settings)
+            storage = S3Storage(settings)
         except ConfigError as exc:
             name = exc.name
             target = values.get(str(name)) if name else None
             (target or values[BUCKET]).add_error_message(str(exc))
             return result
         try:
-            S3Storage(settings).check_bucket()
+            storage.check_bucket()
         except ConnectError as exc:
             values[BUCKET].add_error_message(str(exc))
         return result

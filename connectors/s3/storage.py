@@ -15,8 +15,8 @@ import boto3
 import botocore.config
 import botocore.exceptions
 
-from connect.api import ConnectError, RetriableError
-from connectors.s3.config import S3SinkSettings
+from connect.api import ConfigError, ConnectError, RetriableError
+from connectors.s3.config import REGION, STORE_URL, S3SinkSettings
 
 __all__ = ["S3FatalError", "S3RetriableError", "S3Storage"]
 
@@ -103,7 +103,11 @@ class S3Storage:
             credentials = {"aws_access_key_id": settings.access_key_id,
                            "aws_secret_access_key": settings.secret_access_key.value}
         session = boto3.session.Session(**credentials)
-        self.client = session.client("s3", endpoint_url=url, config=config)
+        try:
+            self.client = session.client("s3", endpoint_url=url, config=config)
+        except ValueError as exc:  # botocore's word for a malformed endpoint or region
+            raise ConfigError(STORE_URL if url else REGION, f"cannot make an S3 client for "
+                              f"{url or settings.region!r}: {exc}") from exc
         self._uploader: ThreadPoolExecutor | None = None
 
     def submit(self, fn: Callable[[], T]) -> Future[T]:

@@ -62,3 +62,10 @@ def test_required_keys_and_the_secret_in_validate() -> None:
     assert set(errors) == {"s3.bucket.name", "flush.size", "format.class"}
     secret = next(v for v in result.config_values if v.name == "aws.secret.access.key")
     assert isinstance(secret.value, Password) and "s3cr3t" not in repr(result)
+
+
+def test_a_malformed_endpoint_is_an_error_on_store_url() -> None:
+    """Refused before any request: no S3 endpoint is needed for this check."""
+    result = S3SinkConnector().validate({**BASE, "store.url": "http://exa mple:1:2"})
+    errors = {v.name: v.errors for v in result.config_values if v.errors}
+    assert list(errors) == ["store.url"] and "Invalid endpoint" in errors["store.url"][0]
