@@ -53,7 +53,7 @@ class S3SinkTask(SinkTask):
                 continue
             self._writers[tp] = TopicPartitionWriter(
                 tp, self._storage, self._settings, self._format, self._partitioner,
-                self._report, self.context.timeout)
+                self._report, self.context.timeout, self.context.request_commit)
             if self._settings.recovery_from_storage:
                 offset = recover_offset(self._storage, self._settings, self._partitioner,
                                         self._format.extension, tp)
@@ -89,8 +89,12 @@ class S3SinkTask(SinkTask):
         self._reports.clear()
         safe: dict[TopicPartition, OffsetAndMetadata] = {}
         for tp, writer in self._writers.items():
+            # Without waiting: a batch still uploading is committed at the next commit,
+            # which its completion requests (waiting here would stall the task on every
+            # offset flush; a graceful stop may then leave the last batch uncommitted,
+            # and the restart rewrites it with the same keys and bytes).
             try:
-                writer.settle(block=True)
+                writer.settle(block=False)
             except S3RetriableError as exc:  # the batch stays pending; put() retries it
                 log.warning("%s: not committing the batch being uploaded: %s", tp, exc)
             offset = writer.take_offset_to_commit()

@@ -48,7 +48,8 @@ class TopicPartitionWriter:
 
     def __init__(self, tp: TopicPartition, storage: S3Storage, settings: S3SinkSettings,
                  fmt: Format, partitioner: Partitioner, report_bad: ReportBad,
-                 set_timeout: Callable[[int], None]) -> None:
+                 set_timeout: Callable[[int], None],
+                 request_commit: Callable[[], None] = lambda: None) -> None:
         self.tp = tp
         self.storage = storage
         self.s = settings
@@ -57,6 +58,7 @@ class TopicPartitionWriter:
         self.compat = SchemaCompatibility(settings.schema_compatibility)
         self.report_bad = report_bad
         self.set_timeout = set_timeout
+        self.request_commit = request_commit
         self.buffer: deque[SinkRecord] = deque()
         self.writers: dict[str, RecordWriter] = {}
         self.schemas: dict[str, Schema | None] = {}
@@ -247,6 +249,7 @@ class TopicPartitionWriter:
                     writer.commit()  # idempotent: skips the objects already completed
             self.pending.popleft()
             self.offset_to_commit = end
+            self.request_commit()
             log.info("%s: objects committed up to offset %d (%s ...)", self.tp, end,
                      writers[0].stream.key)
 

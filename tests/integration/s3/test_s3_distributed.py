@@ -96,8 +96,6 @@ def test_tasks_spread_and_survive_a_killed_worker(cluster: Cluster, moto) -> Non
         assert rows == [{"p": p, "i": i} for i in range(per_partition)]
     with open_backend(url) as log:
         tps = [TopicPartition("events", p) for p in range(PARTITIONS)]
-        committed = wait_for(lambda: {tp: o.offset for tp, o in
-                                      log.fetch_offsets("connect-lake", tps).items()}
-                             if len(log.fetch_offsets("connect-lake", tps)) == PARTITIONS
-                             else None, "committed offsets")
-    assert all(o == per_partition for o in committed.values()), committed
+        wait_for(lambda: [o.offset for o in log.fetch_offsets("connect-lake", tps).values()]
+                 == [per_partition] * PARTITIONS, "every partition committed to its end",
+                 detail=lambda: log.fetch_offsets("connect-lake", tps))
