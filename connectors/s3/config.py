@@ -63,6 +63,8 @@ BYTEARRAY_SEPARATOR = "format.bytearray.separator"
 AVRO_CODEC = "avro.codec"
 PARQUET_CODEC = "parquet.codec"
 RECOVERY_FROM_STORAGE = "offsets.recovery.from.storage"
+STORE_KEYS = "store.kafka.keys"
+STORE_HEADERS = "store.kafka.headers"
 
 #: The formats, by the short name ``format.class`` may also use.
 FORMATS = ("JsonFormat", "AvroFormat", "ParquetFormat", "ByteArrayFormat")
@@ -89,6 +91,18 @@ def _class_in(*allowed: str) -> Any:
         def __str__(self) -> str:
             return ", ".join(allowed)
     return _Known()
+
+
+def _unsupported_true(key: str) -> Any:
+    class _NotTrue:
+        def ensure_valid(self, name: str, value: Any) -> None:
+            if value is True:
+                raise ConfigError(name, f"{key}=true (sidecar key/header files) is not "
+                                  "supported by Ferry's S3 sink")
+
+        def __str__(self) -> str:
+            return "false"
+    return _NotTrue()
 
 
 def _define(d: ConfigDef, name: str, type_: ConfigType, default: Any, doc: str,
@@ -169,6 +183,10 @@ def _build() -> ConfigDef:
             ValidString.in_("null", "deflate", "snappy"))
     _define(d, PARQUET_CODEC, ConfigType.STRING, "snappy", "Parquet compression.",
             ValidString.in_("none", "snappy", "gzip", "zstd", "lz4"))
+    for key in (STORE_KEYS, STORE_HEADERS):
+        _define(d, key, ConfigType.BOOLEAN, False, "Sidecar files of keys or headers: not "
+                "supported by Ferry's S3 sink; true is refused rather than ignored.",
+                _unsupported_true(key))
     _define(d, RECOVERY_FROM_STORAGE, ConfigType.BOOLEAN, False, "On partition assignment, "
             "resume from the last object batch in the bucket (for consumer groups whose "
             "offsets were lost).")

@@ -49,6 +49,7 @@ def test_extensions(fmt: str, extra: dict, ext: str) -> None:
     ({"format.class": "AvroFormat", "s3.compression.type": "gzip"}, "s3.compression.type"),
     ({"rotate.schedule.interval.ms": "60000"}, "timezone"),
     ({"timestamp.extractor": "Sundial"}, "timestamp.extractor"),
+    ({"store.kafka.keys": "true"}, "store.kafka.keys"),
 ])
 def test_errors_name_the_key(props: dict, key: str) -> None:
     with pytest.raises(ConfigError) as err:
