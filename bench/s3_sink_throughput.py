@@ -1,0 +1,216 @@
+"""S3 sink throughput: topic to objects in moto_server, next to boto3 uploading the same
+bytes and the Connect framework's no-op sink over the same topic.
+
+Run from the repository root (a script, not a test):
+
+    python3 bench/s3_sink_throughput.py [--records 50000] [--repeats 3] [--dir DIR]
+
+For each format (1 KiB JSON records through JsonFormat; the same records with a schema
+through AvroFormat and ParquetFormat), in the same run:
+
+* **s3 sink**: a ``StandaloneHerder`` runs the S3 sink (one task, ``flush.size`` 10,000,
+  ``s3.part.size`` 5 MiB) on an ``embedded:`` topic that already holds every record; timed
+  from the connector's creation until the consumer group's committed offset reaches the
+  end (every object uploaded, start-up included).
+* **boto3 upload** (the limit): the objects the sink wrote, read back and uploaded again
+  with boto3's ``upload_fileobj`` (multipart in 5 MiB parts, as the sink) to another key.
+* **no-op sink** (the framework): a sink task that only counts records, same topic and
+  converter, timed the same way.
+
+moto_server keeps objects in memory and runs on the same two cores, so the "limit" is the
+local S3 API's speed, not the network's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import boto3  # noqa: E402
+import botocore.config  # noqa: E402
+from boto3.s3.transfer import TransferConfig  # noqa: E402
+
+from connect.api import ConfigDef, SinkConnector, SinkRecord, SinkTask  # noqa: E402
+from connect.runtime.plugins import Plugins  # noqa: E402
+from connect.runtime.process_tuning import tune_gc_for_record_streams  # noqa: E402
+from connect.runtime.standalone_herder import StandaloneHerder  # noqa: E402
+from connect.runtime.worker import Worker  # noqa: E402
+from connect.runtime.worker_config import WorkerConfig  # noqa: E402
+from core.backends import ProducerRecord, TopicPartition, open_backend  # noqa: E402
+
+FLUSH = 10_000
+PART = 5 * 1024 * 1024
+SCHEMA = {"type": "struct", "name": "bench.Event", "optional": False, "fields": [
+    {"field": "id", "type": "int64", "optional": False},
+    {"field": "user", "type": "string", "optional": False},
+    {"field": "score", "type": "double", "optional": False},
+    {"field": "payload", "type": "string", "optional": False}]}
+
+
+class NoopTask(SinkTask):
+    def version(self) -> str:
+        return "1"
+
+    def start(self, props: Mapping[str, str]) -> None:
+        pass
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+class NoopSink(SinkConnector):
+    def version(self) -> str:
+        return "1"
+
+    def config(self) -> ConfigDef:
+        return ConfigDef()
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self._props = dict(props)
+
+    def task_class(self) -> type:
+        return NoopTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [self._props]
+
+    def stop(self) -> None:
+        pass
+
+
+def event(i: int) -> dict[str, Any]:
+    """About 1 KiB as JSON."""
+    return {"id": i, "user": f"user-{i % 997}", "score": i * 0.5,
+            "payload": ("abcdefghij" * 95)[: 950 - len(str(i))]}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_moto(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    exe = shutil.which("moto_server") or "moto_server"
+    proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return proc, f"http://127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("moto_server did not start")
+
+
+def run_connector(herder: StandaloneHerder, backend: Any, name: str, config: dict[str, str],
+                  topic: str, n: int) -> float:
+    tp = TopicPartition(topic, 0)
+    t0 = time.perf_counter()
+    herder.put_connector_config(name, {**config, "topics": topic}, allow_replace=False)
+    while True:
+        got = backend.fetch_offsets(f"connect-{name}", [tp]).get(tp)
+        if got is not None and got.offset >= n:
+            break
+        time.sleep(0.01)
+    elapsed = time.perf_counter() - t0
+    herder.delete_connector(name)
+    return elapsed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=50_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--dir", default=None)
+    args = ap.parse_args()
+    n = args.records - args.records % FLUSH
+    tune_gc_for_record_streams()
+    tmp = Path(args.dir or tempfile.mkdtemp(prefix="s3bench"))
+    moto, url = start_moto(tmp)
+    client = boto3.client("s3", endpoint_url=url, region_name="us-east-1",
+                          aws_access_key_id="x", aws_secret_access_key="x",
+                          config=botocore.config.Config(s3={"addressing_style": "path"}))
+    backend = open_backend(f"embedded:{tmp / 'log'}")
+    try:
+        cfg = WorkerConfig.from_props({"offset.flush.interval.ms": "200",
+                                       "offset.storage.partitions": "1"})
+        herder = StandaloneHerder(Worker(backend, cfg, Plugins({"NoopSink": NoopSink})),
+                                  "127.0.0.1:0")
+        herder.start()
+        topics = {"json": False, "avro": True, "parquet": True}
+        for topic, with_schema in topics.items():
+            backend.create_topic(topic, 1)
+            for start in range(0, n, 1000):
+                values = [json.dumps({"schema": SCHEMA, "payload": event(i)} if with_schema
+                                     else event(i)).encode() for i in range(start, start + 1000)]
+                backend.produce(topic, [ProducerRecord(value=v, partition=0) for v in values])
+        rows = []
+        for fmt, with_schema in topics.items():
+            conv = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                    "value.converter.schemas.enable": str(with_schema).lower()}
+            sink_s, noop_s, raw_s, nbytes = [], [], [], 0
+            for r in range(args.repeats):
+                bucket = f"b-{fmt}-{r}"
+                client.create_bucket(Bucket=bucket)
+                cls = {"json": "JsonFormat", "avro": "AvroFormat",
+                       "parquet": "ParquetFormat"}[fmt]
+                sink_s.append(run_connector(herder, backend, f"s3-{uuid.uuid4().hex[:6]}", {
+                    "connector.class": "s3", "s3.bucket.name": bucket, "store.url": url,
+                    "s3.region": "us-east-1", "aws.access.key.id": "x",
+                    "aws.secret.access.key": "x", "format.class": cls,
+                    "flush.size": str(FLUSH), "s3.part.size": str(PART), **conv}, fmt, n))
+                keys = [o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]]
+                blobs = [client.get_object(Bucket=bucket, Key=k)["Body"].read() for k in keys]
+                nbytes = sum(len(b) for b in blobs)
+                transfer = TransferConfig(multipart_threshold=PART, multipart_chunksize=PART,
+                                          max_concurrency=1, use_threads=False)
+                t0 = time.perf_counter()
+                for i, blob in enumerate(blobs):
+                    client.upload_fileobj(io.BytesIO(blob), bucket, f"raw/{i}", Config=transfer)
+                raw_s.append(time.perf_counter() - t0)
+                noop_s.append(run_connector(herder, backend, f"noop-{uuid.uuid4().hex[:6]}", {
+                    "connector.class": "NoopSink", **conv}, fmt, n))
+                for key in [*keys, *(f"raw/{i}" for i in range(len(blobs)))]:
+                    client.delete_object(Bucket=bucket, Key=key)  # moto keeps them in RAM
+            sink, raw, noop = (statistics.median(x) for x in (sink_s, raw_s, noop_s))
+            rows.append((fmt, n, nbytes, n / sink, nbytes / sink / 1e6, nbytes / raw / 1e6,
+                         n / noop))
+        herder.stop()
+    finally:
+        backend.close()
+        moto.kill()
+        moto.wait()
+    print(f"records per format: {n}, flush.size {FLUSH}, part size {PART}, "
+          f"median of {args.repeats}")
+    print("| format | object MB | sink rec/s | sink MB/s | boto3 upload MB/s | sink / upload "
+          "| no-op sink rec/s | sink / no-op |")
+    print("|---|---|---|---|---|---|---|---|")
+    for fmt, _count, nbytes, rps, mbps, raw_mbps, noop_rps in rows:
+        print(f"| {fmt} | {nbytes / 1e6:.1f} | {rps:,.0f} | {mbps:.1f} | {raw_mbps:.1f} | "
+              f"{mbps / raw_mbps:.0%} | {noop_rps:,.0f} | {rps / noop_rps:.0%} |")
+
+
+if __name__ == "__main__":
+    main()
