@@ -1,0 +1,157 @@
+"""Batch and streaming writers of ``format("ferry")``, with the columns of Spark's Kafka
+sink: ``value`` (binary or string, required), ``key``, ``topic``, ``partition``,
+``headers`` (all optional); the ``topic`` option wins over the column.
+
+Delivery is **at-least-once**, as with Spark's Kafka sink: a task that fails after some
+``produce`` calls succeeded is retried from the start of its data, and a streaming batch
+re-run after a crash is written again. Records without a ``partition`` go where Kafka's
+producer would put them (murmur2 of the key; unkeyed records stick to a partition per call).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    StringType,
+    StructType,
+)
+
+from connectors.spark.fetching import shared_backend
+from connectors.spark.options import FerryOptionError, SinkOptions
+from core.backends import ProducerRecord
+
+__all__ = ["FerryBatchWriter", "FerryStreamWriter", "check_sink_schema"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class WriteReport(WriterCommitMessage):
+    """What one task wrote."""
+
+    records: int
+
+
+def check_sink_schema(schema: StructType, opts: SinkOptions) -> None:
+    """Refuse, on the driver, a DataFrame the sink cannot write, naming the column."""
+    types = {f.name: f.dataType for f in schema.fields}
+    if "value" not in types:
+        raise FerryOptionError("the ferry sink needs a 'value' column (binary or string); "
+                               f"the data has {', '.join(types) or 'no columns'}")
+    binary_like = (BinaryType, StringType)
+    for name in ("key", "value"):
+        fmt = opts.key_format if name == "key" else opts.value_format
+        if name in types and fmt == "raw" and not isinstance(types[name], binary_like):
+            raise FerryOptionError(
+                f"column {name!r} must be binary or string, not {types[name].simpleString()};"
+                f" cast it, or set {name}Format to encode it")
+    if opts.topic is None:
+        if "topic" not in types:
+            raise FerryOptionError(
+                "no topic to write to: set the 'topic' option or give a 'topic' column")
+        if not isinstance(types["topic"], StringType):
+            raise FerryOptionError("column 'topic' must be a string")
+    if "partition" in types and not isinstance(types["partition"], IntegerType):
+        raise FerryOptionError("column 'partition' must be an int")
+    if "headers" in types:
+        h = types["headers"]
+        if not (isinstance(h, ArrayType) and isinstance(h.elementType, StructType)
+                and [f.name for f in h.elementType.fields] == ["key", "value"]):
+            raise FerryOptionError(
+                "column 'headers' must be array<struct<key: string, value: binary>>")
+
+
+class _ArrowProducing:
+    opts: SinkOptions
+    encoding: object | None = None
+
+    def _produce_all(self, batches: Iterator[pa.RecordBatch]) -> WriteReport:
+        backend = shared_backend(self.opts.url)
+        written = 0
+        pending: dict[str, list[ProducerRecord]] = {}
+        for batch in batches:
+            for topic, record in self._records(batch):
+                bucket = pending.setdefault(topic, [])
+                bucket.append(record)
+                if len(bucket) >= self.opts.batch_size:
+                    backend.produce(topic, bucket)
+                    written += len(bucket)
+                    pending[topic] = []
+        for topic, bucket in pending.items():
+            if bucket:
+                backend.produce(topic, bucket)
+                written += len(bucket)
+        return WriteReport(written)
+
+    def _records(self, batch: pa.RecordBatch) -> Iterator[tuple[str, ProducerRecord]]:
+        names = batch.schema.names
+        n = batch.num_rows
+
+        def column(name: str) -> list:
+            if name not in names:
+                return [None] * n
+            array = batch.column(names.index(name))
+            if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
+                array = array.cast(pa.binary())
+            return array.to_pylist()
+
+        keys, values = column("key"), column("value")
+        if self.encoding is not None:
+            keys, values = self.encoding.encode(batch, keys, values)
+        topics = [self.opts.topic] * n if self.opts.topic else batch.column(
+            names.index("topic")).to_pylist()
+        parts = column("partition")
+        headers = column("headers")
+        for i in range(n):
+            topic = topics[i]
+            if topic is None:
+                raise ValueError("a row has a null topic and no 'topic' option is set")
+            hs = headers[i]
+            yield topic, ProducerRecord(
+                keys[i], values[i],
+                [(h["key"], h["value"]) for h in hs] if hs else (), None, parts[i])
+
+
+class FerryBatchWriter(_ArrowProducing, DataSourceArrowWriter):
+    def __init__(self, opts: SinkOptions, encoding: object | None = None) -> None:
+        self.opts, self.encoding = opts, encoding
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteReport:
+        return self._produce_all(iterator)
+
+    def commit(self, messages: list[WriteReport | None]) -> None:
+        log.info("ferry sink wrote %d records",
+                 sum(m.records for m in messages if m is not None))
+
+    def abort(self, messages: list[WriteReport | None]) -> None:
+        # Records of tasks that succeeded are already in the log: at-least-once.
+        log.warning("ferry write aborted; %d records were written before the failure",
+                    sum(m.records for m in messages if m is not None))
+
+
+class FerryStreamWriter(_ArrowProducing, DataSourceStreamArrowWriter):
+    def __init__(self, opts: SinkOptions, encoding: object | None = None) -> None:
+        self.opts, self.encoding = opts, encoding
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteReport:
+        return self._produce_all(iterator)
+
+    def commit(self, messages: list[WriteReport | None], batchId: int) -> None:
+        log.info("ferry sink batch %d: %d records", batchId,
+                 sum(m.records for m in messages if m is not None))
+
+    def abort(self, messages: list[WriteReport | None], batchId: int) -> None:
+        log.warning("ferry sink batch %d aborted after %d records", batchId,
+                    sum(m.records for m in messages if m is not None))
