@@ -32,7 +32,8 @@ def test_batch_write_then_read_back(spark, log_url):
         .mode("append").save()
     back = (spark.read.format("ferry").option("log", log_url).option("subscribe", "written")
             .option("includeHeaders", "true").load()
-            .select(F.col("key").cast("string").alias("k"), F.col("value").cast("string").alias("v"),
+            .select(F.col("key").cast("string").alias("k"),
+                    F.col("value").cast("string").alias("v"),
                     "partition", "headers").collect())
     assert sorted((r.k, r.v) for r in back) == sorted((k, v) for k, v, _ in rows)
     for r in back:  # Kafka's partitioner: murmur2 of the key
