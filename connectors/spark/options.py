@@ -331,11 +331,11 @@ def _formats(result: SourceOptions | SinkOptions, opts: Mapping[str, str]) -> No
                 f"not {fmt!r}")
         setattr(result, attr, "raw" if fmt == "binary" else fmt)
     result.registry_url = opts.get("schema.registry.url") or opts.get("schemaregistryurl") or ""
-    if ("avro" in (result.value_format, result.key_format) or "json-schema" in (
-            result.value_format, result.key_format)) and not result.registry_url:
+    formats = (result.value_format, result.key_format)
+    if formats != ("raw", "raw") and not result.registry_url:
         raise FerryOptionError(
-            "option 'schema.registry.url' is required with valueFormat/keyFormat "
-            "avro or json-schema")
+                "option 'schema.registry.url' is required with valueFormat/keyFormat "
+                "avro, json-schema or json (the subject's schema types the column)")
     result.value_schema_version = opts.get("valueschemaversion", "latest")
     result.key_schema_version = opts.get("keyschemaversion", "latest")
     mode = opts.get("mode", "FAILFAST").upper()
