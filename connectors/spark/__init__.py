@@ -22,7 +22,7 @@ except ImportError as exc:  # one clear line instead of a chain of import errors
         "connectors.spark needs PySpark: pip install 'ferryman[spark]' (and a Java 17 "
         "runtime)") from exc
 
-#CDC
+from connectors.spark.cdc import FerryCdcDataSource
 from connectors.spark.datasource import FerryDataSource
 from connectors.spark.options import FerryOptionError
 
@@ -32,4 +32,4 @@ __all__ = ["FerryCdcDataSource", "FerryDataSource", "FerryOptionError", "registe
 def register(spark) -> None:
     """Register ``format("ferry")`` and ``format("ferry-cdc")`` on a SparkSession."""
     spark.dataSource.register(FerryDataSource)
-    #CDC2
+    spark.dataSource.register(FerryCdcDataSource)

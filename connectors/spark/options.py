@@ -48,7 +48,8 @@ _SOURCE = _COMMON | {
     "includeheaders", "minpartitions", "maxrecordsperpartition", "maxoffsetspertrigger",
     "fetch.maxbytes", "groupidprefix", "kafka.group.id", "path",
 }
-_SINK = _COMMON | {"topic", "checkpointlocation", "path", "batchsize"}
+#: Spark hands a stream writer the query's own settings as options too.
+_SINK = _COMMON | {"topic", "checkpointlocation", "path", "batchsize", "queryname"}
 #: Kafka client settings that Spark's source refuses because it manages them itself.
 _REFUSED = {"kafka.auto.offset.reset", "kafka.key.deserializer", "kafka.value.deserializer",
             "kafka.enable.auto.commit", "kafka.interceptor.classes", "kafka.key.serializer",

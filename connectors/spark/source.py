@@ -62,6 +62,8 @@ class _RangeReading:
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from pyspark.sql.pandas.types import to_arrow_schema
 
+        if not isinstance(partition, FerryRangePartition):
+            return  # Spark plans one placeholder partition when partitions() has none
         schema = to_arrow_schema(self.spark_schema, timezone="UTC")
         yield from read_range(partition.range, self.opts.url, schema,
                               include_headers=self.opts.include_headers,

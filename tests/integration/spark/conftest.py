@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,23 +17,11 @@ from broker_process import BrokerProcess
 
 pyspark = pytest.importorskip("pyspark", reason="the ferryman[spark] extra is not installed")
 
+from spark_helpers import session_builder  # noqa: E402
+
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("no Java runtime (tests/run installs openjdk-17-jre-headless)",
                 allow_module_level=True)
-
-#: JVM flags that cut session start-up by about a third; for tests only.
-TEST_JVM_FLAGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-
-
-def session_builder(master: str = "local[2]"):
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    return (SparkSession.builder.master(master).appName("ferry-tests")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.driver.extraJavaOptions", TEST_JVM_FLAGS)
-            .config("spark.executor.extraJavaOptions", TEST_JVM_FLAGS))
 
 
 @pytest.fixture(scope="session")
