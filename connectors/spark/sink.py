@@ -79,23 +79,25 @@ class _ArrowProducing:
 
     def _produce_all(self, batches: Iterator[pa.RecordBatch]) -> WriteReport:
         backend = shared_backend(self.opts.url)
+        size = self.opts.batch_size
         written = 0
         pending: dict[str, list[ProducerRecord]] = {}
         for batch in batches:
-            for topic, record in self._records(batch):
+            for topic, records in self._records(batch).items():
                 bucket = pending.setdefault(topic, [])
-                bucket.append(record)
-                if len(bucket) >= self.opts.batch_size:
-                    backend.produce(topic, bucket)
-                    written += len(bucket)
-                    pending[topic] = []
+                bucket.extend(records)
+                while len(bucket) >= size:
+                    backend.produce(topic, bucket[:size])
+                    written += size
+                    del bucket[:size]
         for topic, bucket in pending.items():
             if bucket:
                 backend.produce(topic, bucket)
                 written += len(bucket)
         return WriteReport(written)
 
-    def _records(self, batch: pa.RecordBatch) -> Iterator[tuple[str, ProducerRecord]]:
+    def _records(self, batch: pa.RecordBatch) -> dict[str, list[ProducerRecord]]:
+        """The batch's rows as records, by topic."""
         names = batch.schema.names
         n = batch.num_rows
 
@@ -110,18 +112,22 @@ class _ArrowProducing:
         keys, values = column("key"), column("value")
         if self.encoding is not None:
             keys, values = self.encoding.encode(batch, keys, values)
-        topics = [self.opts.topic] * n if self.opts.topic else batch.column(
-            names.index("topic")).to_pylist()
-        parts = column("partition")
-        headers = column("headers")
-        for i in range(n):
-            topic = topics[i]
+        if "headers" in names:
+            headers = [[(h["key"], h["value"]) for h in hs] if hs else ()
+                       for hs in column("headers")]
+        else:
+            headers = [()] * n
+        records = list(map(ProducerRecord, keys, values, headers, [None] * n,
+                           column("partition")))
+        if self.opts.topic:
+            return {self.opts.topic: records}
+        by_topic: dict[str, list[ProducerRecord]] = {}
+        for topic, record in zip(batch.column(names.index("topic")).to_pylist(), records,
+                                 strict=True):
             if topic is None:
                 raise ValueError("a row has a null topic and no 'topic' option is set")
-            hs = headers[i]
-            yield topic, ProducerRecord(
-                keys[i], values[i],
-                [(h["key"], h["value"]) for h in hs] if hs else (), None, parts[i])
+            by_topic.setdefault(topic, []).append(record)
+        return by_topic
 
 
 class FerryBatchWriter(_ArrowProducing, DataSourceArrowWriter):
