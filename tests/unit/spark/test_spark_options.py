@@ -86,3 +86,11 @@ def test_limit_is_shared_in_proportion_to_lag_and_offsets_are_canonical():
     assert end == {a0: 90, a1: 10, b0: 0}
     assert list(canonical({b0: 1, TopicPartition("a", 10): 2, a1: 3})) == ["a", "b"]
     assert list(canonical({TopicPartition("a", 10): 2, a1: 3})["a"]) == ["1", "10"]
+
+
+def test_registration_free_module_exposes_the_source():
+    import pyspark_ferry
+    from connectors.spark import FerryDataSource
+
+    assert pyspark_ferry.DefaultSource is FerryDataSource
+    assert FerryDataSource.name() == "ferry"
