@@ -11,7 +11,9 @@ producer would put them (murmur2 of the key; unkeyed records stick to a partitio
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -35,6 +37,10 @@ from core.backends import ProducerRecord
 __all__ = ["FerryBatchWriter", "FerryStreamWriter", "check_sink_schema"]
 
 log = logging.getLogger(__name__)
+
+#: Produce calls queued behind the one being sent: enough to overlap conversion with the
+#: broker's round trip, few enough to bound memory (each call holds batchSize records).
+_IN_FLIGHT = 2
 
 
 @dataclass
@@ -78,22 +84,39 @@ class _ArrowProducing:
     encoding: object | None = None
 
     def _produce_all(self, batches: Iterator[pa.RecordBatch]) -> WriteReport:
+        """Produce every row; one produce call is in flight on a helper thread while the
+        next rows are converted, so the broker's round trip overlaps Python work. A single
+        thread keeps the calls, and so each partition's records, in order."""
         backend = shared_backend(self.opts.url)
         size = self.opts.batch_size
         written = 0
         pending: dict[str, list[ProducerRecord]] = {}
-        for batch in batches:
-            for topic, records in self._records(batch).items():
-                bucket = pending.setdefault(topic, [])
-                bucket.extend(records)
-                while len(bucket) >= size:
-                    backend.produce(topic, bucket[:size])
-                    written += size
-                    del bucket[:size]
-        for topic, bucket in pending.items():
-            if bucket:
-                backend.produce(topic, bucket)
-                written += len(bucket)
+        in_flight: deque[Future[object]] = deque()
+
+        def send(topic: str, records: list[ProducerRecord]) -> None:
+            nonlocal written
+            while len(in_flight) >= _IN_FLIGHT:
+                in_flight.popleft().result()
+            in_flight.append(pool.submit(backend.produce, topic, records))
+            written += len(records)
+
+        with ThreadPoolExecutor(1, thread_name_prefix="ferry-sink") as pool:
+            try:
+                for batch in batches:
+                    for topic, records in self._records(batch).items():
+                        bucket = pending.setdefault(topic, [])
+                        bucket.extend(records)
+                        while len(bucket) >= size:
+                            send(topic, bucket[:size])
+                            del bucket[:size]
+                for topic, bucket in pending.items():
+                    if bucket:
+                        send(topic, bucket)
+                while in_flight:
+                    in_flight.popleft().result()
+            finally:
+                for future in in_flight:
+                    future.cancel()
         return WriteReport(written)
 
     def _records(self, batch: pa.RecordBatch) -> dict[str, list[ProducerRecord]]:
