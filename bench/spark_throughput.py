@@ -135,6 +135,7 @@ def main() -> int:
     records = [ProducerRecord(f"{i:08d}".encode(), os.urandom(50).hex().encode())
                for i in range(n)]
     results: dict[str, list[float]] = {}
+    print(f"load average at the start: {os.getloadavg()[0]:.1f} (2 cores)", flush=True)
 
     def note(name: str, seconds: float, rows: int = n) -> None:
         results.setdefault(name, []).append(rows / seconds)
@@ -171,20 +172,25 @@ def main() -> int:
 
             register(spark)
             try:
-                read = spark.read.format("ferry").option("log", url).option("subscribe",
-                                                                             "bench-in")
-                read.load().write.format("noop").mode("overwrite").save()  # warm-up
-                cached = read.load().select("key", "value").cache()
+                def read():
+                    return spark.read.format("ferry").option("log", url) \
+                        .option("subscribe", "bench-in")
+
+                read().load().write.format("noop").mode("overwrite").save()  # warm-up
+                for _ in range(args.repeats):
+                    note("spark: batch read -> noop", timed(
+                        lambda: read().load().write.format("noop").mode("overwrite").save()))
+                    note("spark: batch read -> noop, minPartitions=4", timed(
+                        lambda: read().option("minPartitions", "4").load().write
+                        .format("noop").mode("overwrite").save()))
+                cached = read().load().select("key", "value").cache()
                 assert cached.count() == n
                 for r in range(args.repeats):
-                    note("spark: batch read -> noop", timed(
-                        lambda: read.load().write.format("noop").mode("overwrite").save()))
-                    note("spark: batch read -> noop, minPartitions=4", timed(
-                        lambda: read.option("minPartitions", "4").load().write
-                        .format("noop").mode("overwrite").save()))
                     note("spark: batch write", timed(
                         lambda r=r: cached.write.format("ferry").option("log", url)
                         .option("topic", f"spark-out-{r}").mode("append").save()))
+                cached.unpersist()
+                for r in range(args.repeats):
                     wall, triggers, rows = stream_copy(spark, url, "bench-in",
                                                        f"stream-out-{r}", f"{tmp}/ckpt-{r}")
                     assert rows == n, rows
@@ -197,6 +203,7 @@ def main() -> int:
         finally:
             broker.stop()
 
+    print(f"  load average at the end: {os.getloadavg()[0]:.1f} (2 cores)")
     print(f"\n{n:,} records, 100-byte values, 2 partitions, local[2], kafka:// on ferry "
           f"broker; median of {args.repeats} (rows/s)")
     for name, values in results.items():
