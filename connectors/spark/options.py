@@ -284,6 +284,7 @@ class SinkOptions:
 
     url: str
     topic: str | None = None
+    checkpoint: str = ""
     batch_size: int = 5000
     value_format: str = "raw"
     key_format: str = "raw"
@@ -296,7 +297,8 @@ class SinkOptions:
     def parse(cls, options: Mapping[str, str]) -> SinkOptions:
         opts = _lower(options)
         _check_names(opts, _SINK, "sink")
-        result = cls(url=log_url(opts), topic=opts.get("topic") or None)
+        result = cls(url=log_url(opts), topic=opts.get("topic") or None,
+                     checkpoint=opts.get("checkpointlocation", ""))
         result.batch_size = _int(opts, "batchsize") or 5000
         _formats(result, opts)
         return result

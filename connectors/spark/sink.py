@@ -10,6 +10,7 @@ producer would put them (murmur2 of the key; unkeyed records stick to a partitio
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import deque
 from collections.abc import Iterator
@@ -32,7 +33,7 @@ from pyspark.sql.types import (
 
 from connectors.spark.fetching import shared_backend
 from connectors.spark.options import FerryOptionError, SinkOptions
-from core.backends import ProducerRecord
+from core.backends import OffsetAndMetadata, ProducerRecord, TopicPartition
 
 __all__ = ["FerryBatchWriter", "FerryStreamWriter", "check_sink_schema"]
 
@@ -171,13 +172,45 @@ class FerryBatchWriter(_ArrowProducing, DataSourceArrowWriter):
 
 
 class FerryStreamWriter(_ArrowProducing, DataSourceStreamArrowWriter):
+    """The streaming sink. With a ``topic`` option and a checkpoint it also skips
+    **replayed batches**: ``commit`` records the batch id as a group commit of
+    ``ferry-spark-sink-<hash of the checkpoint>``, and a batch that Spark runs again after a
+    crash between that commit and its own checkpoint commit writes nothing."""
+
     def __init__(self, opts: SinkOptions, encoding: object | None = None) -> None:
         self.opts, self.encoding = opts, encoding
 
+    def _marker(self) -> tuple[str, TopicPartition] | None:
+        if not (self.opts.topic and self.opts.checkpoint):
+            return None
+        digest = hashlib.sha1(self.opts.checkpoint.encode()).hexdigest()[:16]
+        return f"ferry-spark-sink-{digest}", TopicPartition(self.opts.topic, 0)
+
+    def _committed_batch(self) -> int:
+        marker = self._marker()
+        if marker is None:
+            return -1
+        group, tp = marker
+        found = shared_backend(self.opts.url).fetch_offsets(group, [tp]).get(tp)
+        return -1 if found is None else found.offset - 1
+
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteReport:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        batch_id = context.getLocalProperty("streaming.sql.batchId") if context else None
+        if batch_id is not None and int(batch_id) <= self._committed_batch():
+            log.warning("ferry sink: batch %s was already written (a replay after a "
+                        "restart); skipping it", batch_id)
+            return WriteReport(0)
         return self._produce_all(iterator)
 
     def commit(self, messages: list[WriteReport | None], batchId: int) -> None:
+        marker = self._marker()
+        if marker is not None:
+            group, tp = marker
+            shared_backend(self.opts.url).commit_offsets(
+                group, {tp: OffsetAndMetadata(batchId + 1, "last written Spark batch")})
         log.info("ferry sink batch %d: %d records", batchId,
                  sum(m.records for m in messages if m is not None))
 
