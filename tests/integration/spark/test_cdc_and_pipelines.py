@@ -152,3 +152,18 @@ def test_ferry_pipeline_run_topic_to_parquet(log_url, changes, tmp_path):
     last = done.stderr.strip().splitlines()[-1]
     assert last == ("ferry: error: pipeline topic_to_parquet failed: option 'subscribe': "
                     f"topic 'no-such-topic' does not exist on {log_url}")
+
+
+def test_ferry_pipeline_run_without_java_says_so_in_one_line(tmp_path):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(tmp_path)  # no java on it
+    done = subprocess.run([sys.executable, "-m", "core.cli", "pipeline", "run",
+                           "topic_to_parquet", "--log", "kafka://127.0.0.1:1", "--topic", "t",
+                           "--output", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "ferry: error: PySpark needs a Java 17 runtime and none was found: install one "
+        "(Debian: apt-get install openjdk-17-jre-headless) or set JAVA_HOME"]
