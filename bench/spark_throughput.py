@@ -14,6 +14,8 @@ a ``ferry broker`` subprocess, reached through ``kafka://``. Each figure is the 
   Arrow conversion ``read()`` does;
 * **limit, produce**: one process producing the records through ``LogBackend.produce``
   in calls of 5,000;
+* **limit, Spark**: a Python data source yielding one prebuilt Arrow batch of the same
+  schema again and again → ``noop``: what Spark itself costs per row;
 * **batch read**: ``spark.read.format("ferry")`` → the ``noop`` sink (every row read,
   nothing written), 2 tasks; and with ``minPartitions=4``;
 * **batch write**: a cached DataFrame of the records → ``write.format("ferry")``;
@@ -71,6 +73,45 @@ def fetch_all(url: str, topic: str, partitions: int, arrow: bool) -> tuple[float
                         records_to_columns(result.records, False)
                 pos = result.next_offset
         return time.perf_counter() - start, count
+
+
+def synthetic_source(n: int):
+    """A data source yielding one prebuilt Arrow batch of the Kafka schema over and over:
+    what Spark itself costs for a Python source of ``n`` rows in 2 tasks (its ceiling)."""
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+    from connectors.spark.arrow import kafka_arrow_fields, kafka_spark_schema
+
+    class Reader(DataSourceReader):
+        def partitions(self):
+            return [InputPartition(0), InputPartition(1)]
+
+        def read(self, partition):
+            import pyarrow as pa
+
+            rows = 50_000
+            schema = pa.schema(kafka_arrow_fields(False))
+            batch = pa.RecordBatch.from_arrays([
+                pa.array([b"00000000"] * rows, pa.binary()),
+                pa.array([b"x" * 100] * rows, pa.binary()), pa.array(["t"] * rows),
+                pa.array([0] * rows, pa.int32()), pa.array(range(rows), pa.int64()),
+                pa.array([0] * rows, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+                pa.array([0] * rows, pa.int32())], schema=schema)
+            for _ in range(n // 2 // rows):
+                yield batch
+
+    class Synthetic(DataSource):
+        @classmethod
+        def name(cls):
+            return "ferry-bench-synthetic"
+
+        def schema(self):
+            return kafka_spark_schema(False)
+
+        def reader(self, schema):
+            return Reader()
+
+    return Synthetic
 
 
 def timed(fn) -> float:
@@ -177,7 +218,12 @@ def main() -> int:
                         .option("subscribe", "bench-in")
 
                 read().load().write.format("noop").mode("overwrite").save()  # warm-up
+                spark.dataSource.register(synthetic_source(n))
+                synthetic = spark.read.format("ferry-bench-synthetic")
+                synthetic.load().write.format("noop").mode("overwrite").save()
                 for _ in range(args.repeats):
+                    note("limit: Spark, prebuilt Arrow batches -> noop", timed(
+                        lambda: synthetic.load().write.format("noop").mode("overwrite").save()))
                     note("spark: batch read -> noop", timed(
                         lambda: read().load().write.format("noop").mode("overwrite").save()))
                     note("spark: batch read -> noop, minPartitions=4", timed(
@@ -211,8 +257,11 @@ def main() -> int:
               f"(runs: {', '.join(f'{v:,.0f}' for v in values)})")
     fetch = statistics.median(results["limit: LogBackend.fetch"])
     prod = statistics.median(results["limit: LogBackend.produce"])
+    ceiling = statistics.median(results["limit: Spark, prebuilt Arrow batches -> noop"])
     print(f"  batch read / fetch limit:   "
           f"{statistics.median(results['spark: batch read -> noop']) / fetch:.0%}")
+    print(f"  batch read / Spark's ceiling: "
+          f"{statistics.median(results['spark: batch read -> noop']) / ceiling:.0%}")
     print(f"  batch write / produce limit: "
           f"{statistics.median(results['spark: batch write']) / prod:.0%}")
     print(f"  end-to-end latency, one record through a running stream: median "
