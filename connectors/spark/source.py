@@ -35,7 +35,6 @@ from connectors.spark.planning import (
     topic_partitions,
 )
 from core.backends import LogBackend, OffsetSpec, TopicPartition, open_backend
-from core.backends import errors as be
 
 __all__ = ["FerryBatchReader", "FerryRangePartition", "FerryStreamReader"]
 
@@ -166,17 +165,16 @@ class FerryStreamReader(_RangeReading, DataSourceStreamReader, SupportsTriggerAv
 
     def partitions(self, start: Offsets, end: Offsets) -> list[InputPartition]:
         begin, stop = flatten(start), flatten(end)
-        new = [tp for tp in stop if tp not in begin]
-        if new:
-            begin.update(self.backend.list_offsets(new, OffsetSpec.EARLIEST))
+        # Offsets of partitions that vanished (a deleted topic) stay in the offsets JSON but
+        # are not read; latestOffset has already applied failOnDataLoss to them.
+        present = set(topic_partitions(self.backend, self.opts, strict=False))
+        stop = {tp: o for tp, o in stop.items() if tp in present}
         earliest = self.backend.list_offsets(list(stop), OffsetSpec.EARLIEST) if stop else {}
         ranges = []
         for tp, to in sorted(stop.items()):
-            try:
-                frm = check_data_loss(tp, begin[tp], earliest.get(tp, 0),
-                                      self.opts.fail_on_data_loss)
-            except be.UnknownTopicError:
-                continue
+            # Partitions found after the query started begin at earliest, as in Kafka.
+            frm = check_data_loss(tp, begin.get(tp, earliest[tp]), earliest[tp],
+                                  self.opts.fail_on_data_loss)
             if frm < to:
                 ranges.append(OffsetRange(tp.topic, tp.partition, frm, to))
         ranges = split_ranges(ranges, self.opts.min_partitions,

@@ -74,3 +74,37 @@ def test_stream_after_deleted_offsets(spark, spark_broker, log_url, tmp_path):
     assert run("false") is None
     offsets = sorted(r.offset for r in spark.read.parquet(str(out)).collect())
     assert offsets == list(range(100)) + list(range(150, 200))
+
+
+def test_stream_after_a_topic_is_deleted(spark, log_url, tmp_path):
+    from pyspark.errors import StreamingQueryException
+
+    checkpoint, out = tmp_path / "ckpt", tmp_path / "out"
+    _produce(log_url, "gone-a", 0, 10)
+    _produce(log_url, "gone-b", 0, 10)
+
+    def run(fail_on_data_loss: str):
+        query = (spark.readStream.format("ferry").option("log", log_url)
+                 .option("subscribePattern", "gone-.*").option("startingOffsets", "earliest")
+                 .option("failOnDataLoss", fail_on_data_loss).load()
+                 .selectExpr("topic", "offset").writeStream.format("parquet")
+                 .option("path", str(out)).option("checkpointLocation", str(checkpoint))
+                 .trigger(availableNow=True).start())
+        try:
+            query.awaitTermination(120)
+        except StreamingQueryException as exc:
+            return exc
+        finally:
+            query.stop()
+        return None
+
+    assert run("true") is None
+    with open_backend(log_url) as backend:
+        backend.delete_topic("gone-b")
+    _produce(log_url, "gone-a", 10, 5)
+    error = run("true")
+    assert error is not None and "gone-b-0 no longer exists" in str(error)
+    assert run("false") is None
+    rows = spark.read.parquet(str(out)).collect()
+    assert sorted((r.topic, r.offset) for r in rows) == (
+        [("gone-a", o) for o in range(15)] + [("gone-b", o) for o in range(10)])
