@@ -46,6 +46,7 @@ _SOURCE = _COMMON | {
     "startingtimestamp", "startingoffsetsbytimestamp", "endingtimestamp",
     "endingoffsetsbytimestamp", "startingoffsetsbytimestampstrategy", "failondataloss",
     "includeheaders", "minpartitions", "maxrecordsperpartition", "maxoffsetspertrigger",
+    "minoffsetspertrigger", "maxtriggerdelay", "committogroup",
     "fetch.maxbytes", "groupidprefix", "kafka.group.id", "path",
 }
 #: Spark hands a stream writer the query's own settings as options too.
@@ -62,7 +63,8 @@ _CAMEL = ["subscribePattern", "startingOffsets", "endingOffsets", "startingTimes
           "startingOffsetsByTimestampStrategy", "failOnDataLoss", "includeHeaders",
           "minPartitions", "maxRecordsPerPartition", "maxOffsetsPerTrigger", "valueFormat",
           "keyFormat", "schemaRegistryUrl", "valueSchemaVersion", "keySchemaVersion",
-          "checkpointLocation", "batchSize", "groupIdPrefix"]
+          "checkpointLocation", "batchSize", "groupIdPrefix", "minOffsetsPerTrigger",
+          "maxTriggerDelay", "commitToGroup"]
 #: Spark lower-cases option names; messages use the documented spelling.
 _DISPLAY = {name.lower(): name for name in _CAMEL}
 
@@ -208,6 +210,9 @@ class SourceOptions:
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
     max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_s: float = 900.0
+    commit_to_group: str = ""
     value_format: str = "raw"
     key_format: str = "raw"
     registry_url: str = ""
@@ -264,6 +269,14 @@ class SourceOptions:
         result.min_partitions = _int(opts, "minpartitions")
         result.max_records_per_partition = _int(opts, "maxrecordsperpartition")
         result.max_offsets_per_trigger = _int(opts, "maxoffsetspertrigger")
+        result.min_offsets_per_trigger = _int(opts, "minoffsetspertrigger")
+        if "maxtriggerdelay" in opts:
+            result.max_trigger_delay_s = _duration(opts["maxtriggerdelay"], "maxTriggerDelay")
+        if (result.min_offsets_per_trigger and result.max_offsets_per_trigger
+                and result.min_offsets_per_trigger > result.max_offsets_per_trigger):
+            raise FerryOptionError(
+                "option 'minOffsetsPerTrigger' must not exceed 'maxOffsetsPerTrigger'")
+        result.commit_to_group = opts.get("committogroup", "")
         if "kafka.group.id" in opts:
             log.warning("option kafka.group.id is ignored: the ferry source never joins a "
                         "group; offsets live in the query's checkpoint")
@@ -302,6 +315,19 @@ class SinkOptions:
         result.batch_size = _int(opts, "batchsize") or 5000
         _formats(result, opts)
         return result
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(raw: str, name: str) -> float:
+    """``15m``, ``30s``, ``500ms``, ``2h`` (Spark's style) in seconds."""
+    match = _DURATION.match(raw.lower())
+    if match is None:
+        raise FerryOptionError(f"option {name!r} must be a duration like 15m, 30s or 500ms, "
+                               f"not {raw!r}")
+    return float(match.group(1)) * _UNIT_S[match.group(2) or "ms"]
 
 
 def _parse_assign(raw: str) -> dict[str, list[int]]:

@@ -9,6 +9,7 @@ plans only, never an open backend.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,7 +35,13 @@ from connectors.spark.planning import (
     split_ranges,
     topic_partitions,
 )
-from core.backends import LogBackend, OffsetSpec, TopicPartition, open_backend
+from core.backends import (
+    LogBackend,
+    OffsetAndMetadata,
+    OffsetSpec,
+    TopicPartition,
+    open_backend,
+)
 
 __all__ = ["FerryBatchReader", "FerryRangePartition", "FerryStreamReader"]
 
@@ -103,6 +110,7 @@ class FerryStreamReader(_RangeReading, DataSourceStreamReader, SupportsTriggerAv
         self._backend: LogBackend | None = None
         self._latest: Offsets | None = None
         self._available_now: dict[TopicPartition, int] | None = None
+        self._last_batch = time.monotonic()
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -151,9 +159,25 @@ class FerryStreamReader(_RangeReading, DataSourceStreamReader, SupportsTriggerAv
                 end[tp] = hw
         if isinstance(limit, ReadMaxRows):
             end = _limit(begin, end, limit.max_rows)
+        if self._held_back(begin, end, limit):
+            return start
         for tp, offset in flatten(start).items():
             end.setdefault(tp, offset)  # keep vanished partitions so offsets never go away
         return canonical(end)
+
+    def _held_back(self, begin: dict[TopicPartition, int], end: dict[TopicPartition, int],
+                   limit: ReadLimit) -> bool:
+        """Kafka's ``minOffsetsPerTrigger``: no batch until that many records wait or
+        ``maxTriggerDelay`` has passed since the last batch (never under availableNow)."""
+        waiting = sum(max(0, end[tp] - begin.get(tp, end[tp])) for tp in end)
+        minimum = self.opts.min_offsets_per_trigger
+        now = time.monotonic()
+        if (minimum and self._available_now is None and waiting < minimum
+                and now - self._last_batch < self.opts.max_trigger_delay_s):
+            return True
+        if waiting:
+            self._last_batch = now
+        return False
 
     def reportLatestOffset(self) -> Offsets | None:
         return self._latest
@@ -182,7 +206,13 @@ class FerryStreamReader(_RangeReading, DataSourceStreamReader, SupportsTriggerAv
         return [FerryRangePartition(r) for r in ranges]
 
     def commit(self, end: Offsets) -> None:
-        """Nothing to do: recovery uses the checkpoint only, as Spark's Kafka source does."""
+        """Recovery uses the checkpoint only, as Spark's Kafka source does. With
+        ``commitToGroup`` the offsets also go to that consumer group so that lag tools
+        (``ferry groups``, Burrow) see progress; Spark calls this one batch late."""
+        group = self.opts.commit_to_group
+        if group:
+            self.backend.commit_offsets(group, {
+                tp: OffsetAndMetadata(offset, "spark") for tp, offset in flatten(end).items()})
 
     def stop(self) -> None:
         if self._backend is not None:

@@ -94,3 +94,18 @@ def test_registration_free_module_exposes_the_source():
 
     assert pyspark_ferry.DefaultSource is FerryDataSource
     assert FerryDataSource.name() == "ferry"
+
+
+def test_trigger_options():
+    opts = SourceOptions.parse({"log": "kafka://h:1", "subscribe": "a",
+                                "minOffsetsPerTrigger": "10", "maxTriggerDelay": "2m",
+                                "commitToGroup": "g"}, streaming=True)
+    assert (opts.min_offsets_per_trigger, opts.max_trigger_delay_s, opts.commit_to_group) == (
+        10, 120.0, "g")
+    with pytest.raises(FerryOptionError, match="'maxTriggerDelay' must be a duration"):
+        SourceOptions.parse({"log": "kafka://h:1", "subscribe": "a",
+                             "maxTriggerDelay": "soon"}, streaming=True)
+    with pytest.raises(FerryOptionError, match="must not exceed"):
+        SourceOptions.parse({"log": "kafka://h:1", "subscribe": "a",
+                             "minOffsetsPerTrigger": "10", "maxOffsetsPerTrigger": "5"},
+                            streaming=True)
