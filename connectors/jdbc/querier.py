@@ -12,10 +12,11 @@ timestamp+incrementing      ``ts < :end AND ((ts = :ts AND inc > :inc) OR ts > :
 ==========================  ========================================================
 
 A query's result is drained over several polls (``batch.max.rows`` each), as Confluent's
-querier does. In ``timestamp`` mode a row's offset only moves past its timestamp once the
-last row with that timestamp has been read (one row of look-ahead), so a restart in the
-middle of rows sharing a timestamp reads them again instead of skipping the rest
-(Confluent loses them: kafka-connect-jdbc PR #1093).
+querier does. In ``timestamp`` mode a batch always ends with the last row of its
+timestamp (one row of look-ahead; a batch may exceed ``batch.max.rows`` for that), and a
+row's offset only moves to its timestamp at the last row sharing it; so a restart never
+skips the rest of rows sharing a timestamp (Confluent can: kafka-connect-jdbc PR #1093),
+and at worst reads a few of them again.
 """
 
 from __future__ import annotations
@@ -221,8 +222,15 @@ class TableQuerier:
             rows = result.fetchmany(self.config.batch_max_rows)
         mode = self.config.mode
         if mode == "timestamp" and rows:
-            # One row of look-ahead: is the batch's last row the last of its timestamp?
-            self._lookahead = result.fetchone()
+            # Finish the last row's timestamp in this batch (going over batch.max.rows
+            # if need be), and keep one row of look-ahead to know it is finished: a poll
+            # then always ends where the offset is exact.
+            last_ts = self._row_ts(rows[-1])
+            following = result.fetchone()
+            while following is not None and self._row_ts(following) == last_ts:
+                rows.append(following)
+                following = result.fetchone()
+            self._lookahead = following
         if not rows:
             self.close()
             self.next_run = time.monotonic() + self.config.poll_ms / 1000

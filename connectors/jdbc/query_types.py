@@ -1,7 +1,7 @@
 """Column types of a custom query (``query`` mode), which has no table to reflect.
 
 PostgreSQL describes a result's columns (psycopg's ``type_display``, e.g.
-``numeric(10,2)``), mapped through SQLAlchemy's own PostgreSQL type names. Other
+``numeric(10,2)``, ``int4``), mapped to SQLAlchemy types here.
 SQLite reports the declared types of a temporary view over the query. Elsewhere (or for
 computed SQLite columns) the types come from the Python values of the query's first row.
 Every column of a query is optional.
@@ -50,24 +50,32 @@ def _sqlite_declared(conn: Connection, query: str) -> list[sa.ColumnClause[Any]]
     finally:
         conn.exec_driver_sql("DROP VIEW IF EXISTS temp.ferry_probe")
     conn.commit()
-    if any(isinstance(c["type"], sa.NullType) for c in columns):
+    if any(isinstance(c["type"], sa.types.NullType) for c in columns):
         return []
     return [sa.column(c["name"], c["type"]) for c in columns]
 
 
-def _pg_type(described: Any) -> sa.types.TypeEngine[Any]:
-    from sqlalchemy.dialects.postgresql.base import ischema_names
+#: PostgreSQL's internal type names (as psycopg describes result columns).
+_PG_TYPES: dict[str, Any] = {
+    "int2": sa.SmallInteger, "int4": sa.Integer, "int8": sa.BigInteger,
+    "float4": sa.REAL, "float8": sa.Double, "bool": sa.Boolean, "text": sa.Text,
+    "varchar": sa.String, "bpchar": sa.String, "name": sa.String, "bytea": sa.LargeBinary,
+    "date": sa.Date, "time": sa.Time, "timestamp": sa.DateTime, "uuid": sa.Uuid,
+    "json": sa.JSON, "jsonb": sa.JSON,
+}
 
+
+def _pg_type(described: Any) -> sa.types.TypeEngine[Any]:
     display = getattr(described, "type_display", None) or ""
-    base = re.sub(r"\(.*\)", "", display).replace("[]", "").strip()
-    cls = ischema_names.get(base)
-    if cls is None:
-        return sa.NullType()
-    if issubclass(cls, sa.Numeric) and not issubclass(cls, sa.Float):
-        return cls(precision=described.precision, scale=described.scale)
-    if base == "timestamp with time zone":
+    base = re.sub(r"\(.*\)", "", display).strip()
+    if base.endswith("[]"):
+        return sa.types.NullType()
+    if base == "numeric":
+        return sa.Numeric(precision=described.precision, scale=described.scale)
+    if base == "timestamptz":
         return sa.DateTime(timezone=True)
-    return cls()
+    cls = _PG_TYPES.get(base)
+    return sa.types.NullType() if cls is None else cls()
 
 
 def _value_type(value: Any) -> sa.types.TypeEngine[Any]:
