@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from connect.api import Config, ConfigDef, SinkConnector, Task, TopicPartition
 from connectors.jdbc.config import SINK_CONFIG_DEF, SinkConfig, plugin_version
+from connectors.jdbc.database import to_sqlalchemy_url
 from connectors.jdbc.sink_task import JdbcSinkTask
 from connectors.jdbc.validation import validate_connector
 
@@ -29,7 +30,8 @@ class JdbcSinkConnector(SinkConnector):
         return validate_connector(SINK_CONFIG_DEF, connector_configs, SinkConfig.parse)
 
     def start(self, props: Mapping[str, str]) -> None:
-        SinkConfig.parse(props)
+        # Fail the connector, not each task, on a URL that names no known database.
+        to_sqlalchemy_url(SinkConfig.parse(props).connection.url)
         self._props = dict(props)
 
     def task_class(self) -> type[Task]:
