@@ -29,15 +29,19 @@ from connect.api import (
     Type,
 )
 
-__all__ = ["ColumnMapping", "column_mapping", "sql_type", "to_db_value"]
+__all__ = ["ColumnMapping", "column_mapping", "identity", "sql_type", "to_db_value"]
 
 log = logging.getLogger(__name__)
 
 Convert = Callable[[Any], Any]
 
 
-def _same(value: Any) -> Any:
+def identity(value: Any) -> Any:
+    """The conversion of columns whose DBAPI values are already Connect values."""
     return value
+
+
+_same = identity
 
 
 class ColumnMapping:
@@ -52,11 +56,16 @@ class ColumnMapping:
 
 
 def column_mapping(column: sa.ColumnElement[Any], numeric_mapping: str,
-                   tz: zoneinfo.ZoneInfo) -> ColumnMapping | None:
+                   tz: zoneinfo.ZoneInfo, dialect: str = "") -> ColumnMapping | None:
     """The Connect field for a reflected column, or None (with a warning) for a type
     Connect has no counterpart for (the column is left out, as Confluent does)."""
     t = column.type
     builder, convert = _builder(t, numeric_mapping, tz)
+    if convert is not identity and dialect == "postgresql" and \
+            isinstance(t, sa.Numeric) and not isinstance(t, sa.Float) and t.scale is not None \
+            and builder is not None and builder.build().name == Decimal.LOGICAL_NAME:
+        # psycopg returns NUMERIC(p, s) values at scale s already: no conversion.
+        convert = identity
     if builder is None:
         log.warning("column %s has type %s, which has no Connect type; it is skipped",
                     column.name, t)
@@ -87,6 +96,8 @@ def _builder(t: sa.types.TypeEngine[Any], numeric_mapping: str,
     if isinstance(t, sa.DateTime):
         if t.timezone:
             return Timestamp.builder(), _aware
+        if tz.key == "UTC":
+            return Timestamp.builder(), _naive_utc
         return Timestamp.builder(), lambda v: _naive_to_utc(v, tz)
     if isinstance(t, sa.Date):
         return Date.builder(), _to_date
@@ -165,6 +176,12 @@ def _aware(v: Any) -> Any:
     if v is None:
         return None
     return v.astimezone(dt.UTC) if v.tzinfo else v.replace(tzinfo=dt.UTC)
+
+
+def _naive_utc(v: Any) -> Any:
+    if v is None or v.tzinfo is not None:
+        return _aware(v)
+    return v.replace(tzinfo=dt.UTC)
 
 
 def _naive_to_utc(v: Any, tz: zoneinfo.ZoneInfo) -> Any:
