@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-SOURCES = [ROOT / "connectors" / "file", ROOT / "connectors" / "datagen"]
+SOURCES = [ROOT / "connectors" / "file", ROOT / "connectors" / "datagen",
+           ROOT / "connectors" / "jdbc"]
 SOURCES.append(ROOT / "plugins" / "ferry-example-plugin" / "ferry_example_plugin")
 REPO_PACKAGES = ("core", "connect", "connectors", "schema_registry")
 
