@@ -291,3 +291,35 @@ def test_bad_sink_config_names_the_key(tmp_path, overrides, key):
     assert key in errors, errors
     with pytest.raises(ConfigError):
         JdbcSinkConnector().start(props)
+
+
+def test_identifiers_are_quoted_and_timestamps_written_in_db_timezone(pg):
+    url = pg.url()
+    schema = (SchemaBuilder.struct().name("Ev").field("Id", Schema.INT64_SCHEMA)
+              .field("At", Timestamp.SCHEMA).build())
+    value = Struct(schema).put("Id", 1).put("At", dt.datetime(2024, 7, 1, 12, tzinfo=dt.UTC))
+    task = start(url, **{"db.timezone": "Europe/Paris", "insert.mode": "upsert",
+                         "pk.mode": "record_value", "pk.fields": "Id"})
+    task.put([SinkRecord(topic="MixedCase", kafka_partition=0, kafka_offset=0,
+                         value_schema=schema, value=value)])
+    task.stop()
+    assert table(url, 'SELECT "Id", "At" FROM "MixedCase"') == [
+        (1, dt.datetime(2024, 7, 1, 14, 0))]
+
+
+def test_retries_run_out_and_the_task_fails_naming_the_database(tmp_path, pg):
+    from broker_process import free_port
+
+    url = f"postgresql+psycopg://postgres:x@127.0.0.1:{free_port()}/none"
+    props = {"connection.url": url, "max.retries": "1", "retry.backoff.ms": "10",
+             "auto.create": "true"}
+    task = JdbcSinkTask()
+    task.initialize(SinkContext(props))
+    task.start(props)
+    with pytest.raises(RetriableError):
+        task.put([order(0, 1, "a", 1)])
+    with pytest.raises(ConnectError, match=r"failed after 1 retries") as info:
+        task.put([order(0, 1, "a", 1)])
+    assert not isinstance(info.value, RetriableError)
+    assert ":x@" not in str(info.value)
+    task.stop()

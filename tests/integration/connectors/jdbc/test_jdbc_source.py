@@ -385,3 +385,33 @@ def test_unreachable_database_is_reported_on_connection_url(pg):
     assert list(errors) == ["connection.url"]
     assert "Could not connect" in errors["connection.url"][0]
     assert "secret" not in json.dumps(errors)
+
+
+def test_schema_pattern_views_and_db_timezone_on_postgres(pg):
+    url = pg.url()
+    engine = sa.create_engine(url)
+    execute(engine, "CREATE SCHEMA inventory")
+    execute(engine, "CREATE TABLE inventory.stock (id integer PRIMARY KEY, "
+                    "at timestamp NOT NULL)")
+    execute(engine, "CREATE VIEW inventory.stock_view AS SELECT * FROM inventory.stock")
+    execute(engine, "INSERT INTO inventory.stock VALUES (1, '2024-07-01 14:00:00')")
+    connector = JdbcSourceConnector()
+    connector.initialize(ConnectorCtx())
+    connector.start({"connection.url": url, "mode": "bulk", "schema.pattern": "inventory",
+                     "table.types": "TABLE,VIEW"})
+    try:
+        (config,) = connector.task_configs(1)
+    finally:
+        connector.stop()
+    assert json.loads(config["tables"]) == [["inventory", "stock"],
+                                            ["inventory", "stock_view"]]
+    run = Runner({**config, "db.timezone": "Europe/Paris", "poll.interval.ms": "60000",
+                  "batch.max.rows": "10"})
+    run.start()
+    got = run.poll() + run.poll()
+    run.stop()
+    assert {r.topic for r in got} == {"stock", "stock_view"}
+    # 14:00 wall time in Paris (summer, UTC+2) is 12:00 UTC.
+    assert {r.value.get("at") for r in got} == {dt.datetime(2024, 7, 1, 12, tzinfo=UTC)}
+    assert got[0].source_partition["table"].startswith("inventory.")
+    engine.dispose()
