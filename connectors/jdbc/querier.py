@@ -165,7 +165,10 @@ class TableQuerier:
         mode = self.config.mode
         self._inc_index = (names.index(self.config.incrementing_column)
                            if "incrementing" in mode else -1)
-        self._ts_columns = [c for c in columns if c.name in self.config.timestamp_columns]
+        # In the config's order: the offset's timestamp is the COALESCE's.
+        by_name = {c.name: c for c in columns}
+        self._ts_columns = [by_name[n] for n in self.config.timestamp_columns
+                            if n in by_name]
         self._ts_naive = bool(self._ts_columns) and not getattr(
             self._ts_columns[0].type, "timezone", False)
 

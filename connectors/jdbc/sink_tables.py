@@ -57,6 +57,18 @@ class TableManager:
         self._checked.add((name, id(layout)))
         return table
 
+    def existing(self, name: str) -> sa.Table | None:
+        """The table if it exists (never created: a delete has nothing to do without
+        one)."""
+        cached = self._tables.get(name)
+        if cached is not None:
+            return cached
+        with self.engine.connect() as conn:
+            table = self._reflect(conn, name)
+        if table is not None:
+            self._tables[name] = table
+        return table
+
     def _reflect(self, conn: Connection, name: str) -> sa.Table | None:
         schema, table = split_table_name(name)
         if not sa.inspect(conn).has_table(table, schema=schema):

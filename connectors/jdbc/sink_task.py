@@ -136,7 +136,16 @@ class JdbcSinkTask(SinkTask):
         engine, tables = self._engine, self._tables
         assert engine is not None and tables is not None
         # DDL first, in its own transaction (some databases do not roll DDL back).
-        resolved = [(op, tables.table_for(op.table, op.layout)) for op in ops]
+        resolved = []
+        for op in ops:
+            if op.kind == "delete":
+                # A tombstone for a table not created yet: no row to delete, and its
+                # key alone must not shape a new table.
+                target = tables.existing(op.table)
+                if target is not None:
+                    resolved.append((op, target))
+            else:
+                resolved.append((op, tables.table_for(op.table, op.layout)))
         with engine.begin() as conn:
             at = 0
             while at < len(resolved):

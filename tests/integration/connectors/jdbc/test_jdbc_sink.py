@@ -323,3 +323,13 @@ def test_retries_run_out_and_the_task_fails_naming_the_database(tmp_path, pg):
     assert not isinstance(info.value, RetriableError)
     assert ":x@" not in str(info.value)
     task.stop()
+
+
+def test_a_tombstone_before_the_table_exists_creates_nothing(db):
+    task = start(db, **{"insert.mode": "upsert", "pk.mode": "record_key",
+                        "delete.enabled": "true"})
+    task.put([tombstone(0, 1)])
+    assert not sa.inspect(sa.create_engine(db)).has_table("orders")
+    task.put([order(1, 1, "a", 1), tombstone(2, 1), order(3, 2, "b", 2)])
+    task.stop()
+    assert table(db) == [(2, "b", 2)]
