@@ -88,3 +88,11 @@ def test_password_stays_hidden_and_cross_checks_name_keys():
         SinkConfig.parse({"connection.url": "sqlite://", "pk.mode": "kafka",
                           "pk.fields": "a,b"})
     assert info.value.name == "pk.fields"
+
+
+def test_passwords_are_declared_as_password_keys():
+    from connect.api import ConfigType
+    from connectors.jdbc.config import SINK_CONFIG_DEF, SOURCE_CONFIG_DEF
+
+    for definition in (SOURCE_CONFIG_DEF, SINK_CONFIG_DEF):
+        assert definition.config_keys["connection.password"].type is ConfigType.PASSWORD

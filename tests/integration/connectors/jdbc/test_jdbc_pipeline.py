@@ -317,3 +317,34 @@ def test_constraint_violations_go_to_the_dlq_or_fail_naming_the_record(pg, tmp_p
         strict.stop()
     source.dispose()
     target.dispose()
+
+
+def test_tables_created_while_running_get_tasks(tmp_path):
+    db = tmp_path / "lite.db"
+    engine = sa.create_engine(f"sqlite:///{db}")
+    execute(engine, "CREATE TABLE first (id INTEGER PRIMARY KEY NOT NULL)")
+    worker = Worker(tmp_path, {"lite": {
+        "connector.class": "jdbc-source", "connection.url": f"jdbc:sqlite:{db}",
+        "mode": "incrementing", "incrementing.column.name": "id", "topic.prefix": "lite-",
+        "table.poll.interval.ms": "300", "tasks.max": "2",
+        "topic.creation.default.partitions": "1",
+        "topic.creation.default.replication.factor": "1"}})
+    worker.start()
+
+    def tables() -> list[str]:
+        response = requests.get(f"{worker.base}/connectors/lite/tasks", timeout=5)
+        if response.status_code != 200:
+            return []
+        return sorted(t[1] for task in response.json()
+                      for t in json.loads(task["config"].get("tables", "[]")))
+
+    try:
+        worker.wait(lambda: tables() == ["first"], "a task for the first table")
+        execute(engine, "CREATE TABLE second (id INTEGER PRIMARY KEY NOT NULL)")
+        worker.wait(lambda: tables() == ["first", "second"], "a task for the new table")
+        worker.wait(lambda: (s := worker.status("lite")) and len(s.get("tasks", [])) == 2
+                    and all(t["state"] == "RUNNING" for t in s["tasks"]),
+                    "two running tasks")
+    finally:
+        worker.stop()
+        engine.dispose()
