@@ -52,6 +52,14 @@ def to_sqlalchemy_url(text: str) -> URL:
     """The SQLAlchemy URL for ``connection.url``: a SQLAlchemy URL as is, or a JDBC URL of
     PostgreSQL, MySQL/MariaDB, SQL Server, Oracle (thin), SQLite or DuckDB translated.
     ``ConfigError`` naming ``connection.url`` otherwise."""
+    try:
+        return _translate(text)
+    except (ValueError, IndexError) as exc:
+        raise ConfigError(CONNECTION_URL, f"cannot be read as a database URL ({exc})",
+                          value=text) from exc
+
+
+def _translate(text: str) -> URL:
     match = _JDBC_URL.fullmatch(text.strip())
     if match is None:
         try:
@@ -110,7 +118,8 @@ def open_engine(config: ConnectionConfig) -> Engine:
         url = url.set(password=config.password.value)
     try:
         engine = sa.create_engine(url, pool_pre_ping=True, pool_recycle=_POOL_RECYCLE_S)
-    except (sa_exc.NoSuchModuleError, ImportError) as exc:
+    except (sa_exc.NoSuchModuleError, sa_exc.ArgumentError, ImportError, TypeError,
+            ValueError) as exc:
         raise ConfigError(CONNECTION_URL, f"no SQLAlchemy dialect or driver for "
                           f"{url.drivername!r} is installed ({exc})",
                           value=url.render_as_string(hide_password=True)) from exc

@@ -37,7 +37,7 @@ def validate_connector(definition: ConfigDef, props: Mapping[str, str],
     try:
         with engine.connect():
             pass
-    except sa_exc.SQLAlchemyError as exc:
+    except (sa_exc.SQLAlchemyError, OSError) as exc:
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
         by_name[CONNECTION_URL].add_error_message(
             f"Could not connect to {engine.url.render_as_string(hide_password=True)}: "

@@ -96,3 +96,11 @@ def test_passwords_are_declared_as_password_keys():
 
     for definition in (SOURCE_CONFIG_DEF, SINK_CONFIG_DEF):
         assert definition.config_keys["connection.password"].type is ConfigType.PASSWORD
+
+
+@pytest.mark.parametrize("bad", ["jdbc:postgresql://h:port/db", "sqlite://h:x/y",
+                                 "jdbc:oracle:thin:@h"])
+def test_malformed_urls_are_config_errors_not_crashes(bad):
+    with pytest.raises(ConfigError) as info:
+        to_sqlalchemy_url(bad)
+    assert info.value.name == "connection.url"
