@@ -78,7 +78,6 @@ class TableQuerier:
         self._indexes: list[int] = []
         self._value_schema: Schema | None = None
         self._row_builder: Callable[[Any], list[Any]] = list
-        self._ts_index = -1
         self._inc_index = -1
 
     # ------------------------------------------------------------------ lifecycle
