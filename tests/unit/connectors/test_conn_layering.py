@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-SOURCES = [ROOT / "connectors" / name for name in ("file", "datagen", "s3")]
+SOURCES = [ROOT / "connectors" / name for name in ("file", "datagen", "s3", "jdbc")]
 SOURCES.append(ROOT / "plugins" / "ferry-example-plugin" / "ferry_example_plugin")
 REPO_PACKAGES = ("core", "connect", "connectors", "schema_registry")
 

@@ -1,0 +1,215 @@
+"""Rows/s of the JDBC sink (upserts) and source into and out of a real PostgreSQL, next to
+psycopg itself doing the same work in the same run.
+
+Run from the repository root (a script, not a test; needs Debian's ``postgresql``):
+
+    python3 bench/jdbc_throughput.py [--rows 1000000] [--batch 3000] [--repeats 1]
+
+It starts a PostgreSQL server from ``initdb`` (``tests/postgres_process.py``) and a table
+of five columns (``id bigint`` primary key, ``name text``, ``qty integer``,
+``price numeric(10,2)``, ``at timestamp``). Per repeat:
+
+* **sink**: ``JdbcSinkTask.put`` of pre-built ``SinkRecord``s (Connect structs, as a
+  converter hands them over) in calls of ``--batch`` records, ``insert.mode=upsert``,
+  ``pk.mode=record_value``, ``batch.size=--batch``: the table is empty at the start, and
+  a second pass upserts the same keys again (updates).
+* **limit, executemany**: psycopg's ``cursor.executemany`` of the same
+  ``INSERT ... ON CONFLICT (id) DO UPDATE`` with tuples, ``--batch`` rows per call and
+  one commit per call; both passes again.
+* **reference, COPY**: psycopg's ``COPY ... FROM STDIN`` of the same tuples into an empty
+  table (plain inserts, no upsert: the fastest way in).
+* **source**: ``JdbcSourceTask.poll`` in ``incrementing`` mode (``batch.max.rows=--batch``)
+  until it has returned every row as a ``SourceRecord`` with a struct value.
+* **limit, plain SELECT**: a psycopg server-side cursor streaming
+  ``SELECT * FROM t ORDER BY id`` in ``fetchmany(--batch)`` calls.
+
+The ratios printed (sink / executemany, source / SELECT) are what the issue's targets
+are about (>= 30% and >= 50%). The process uses the gc thresholds a Connect worker sets
+(``connect.runtime.process_tuning``) unless ``--default-gc`` is given, and the sink's
+records are dropped before the reads are timed (a worker does not hold millions of
+records either).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import decimal
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import psycopg  # noqa: E402
+from postgres_process import PostgresProcess  # noqa: E402
+
+from connect.api import (  # noqa: E402
+    Decimal,
+    Schema,
+    SchemaBuilder,
+    SinkRecord,
+    Struct,
+    Timestamp,
+)
+from connect.runtime.process_tuning import tune_gc_for_record_streams  # noqa: E402
+from connectors.jdbc import JdbcSinkTask, JdbcSourceTask  # noqa: E402
+
+SCHEMA = (SchemaBuilder.struct().name("row").field("id", Schema.INT64_SCHEMA)
+          .field("name", Schema.STRING_SCHEMA).field("qty", Schema.INT32_SCHEMA)
+          .field("price", Decimal.schema(2)).field("at", Timestamp.SCHEMA).build())
+T0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+DDL = ("CREATE TABLE {t} (id bigint PRIMARY KEY, name text NOT NULL, qty integer NOT NULL, "
+       "price numeric(10,2) NOT NULL, at timestamp NOT NULL)")
+UPSERT = ("INSERT INTO {t} (id, name, qty, price, at) VALUES (%s, %s, %s, %s, %s) "
+          "ON CONFLICT (id) DO UPDATE SET name = excluded.name, qty = excluded.qty, "
+          "price = excluded.price, at = excluded.at")
+
+
+def tuples(n: int, generation: int) -> list[tuple]:
+    return [(i, f"name-{i}-{generation}", i % 1000, decimal.Decimal(i % 100000) / 100,
+             (T0 + dt.timedelta(seconds=i)).replace(tzinfo=None)) for i in range(n)]
+
+
+def records(rows: list[tuple]) -> list[SinkRecord]:
+    out = []
+    for offset, (i, name, qty, price, at) in enumerate(rows):
+        value = Struct.from_values(SCHEMA, [i, name, qty, price, at.replace(tzinfo=dt.UTC)])
+        out.append(SinkRecord(topic="bench", kafka_partition=0, kafka_offset=offset,
+                              value_schema=SCHEMA, value=value))
+    return out
+
+
+class Context:
+    """The minimal runtime context these tasks read (offsets; no reporter)."""
+
+    def __init__(self, props):
+        self._props = props
+
+    def configs(self):
+        return self._props
+
+    def offset_storage_reader(self):
+        return self
+
+    def offset(self, partition):
+        return None
+
+    def errant_record_reporter(self):
+        return None
+
+    def timeout(self, ms):
+        pass
+
+
+def run_sink(pg: PostgresProcess, passes: list[list[SinkRecord]], batch: int) -> float:
+    props = {"connection.url": pg.url(), "insert.mode": "upsert", "pk.mode": "record_value",
+             "pk.fields": "id", "batch.size": str(batch), "table.name.format": "sink_t"}
+    task = JdbcSinkTask()
+    task.initialize(Context(props))  # type: ignore[arg-type]
+    task.start(props)
+    started = time.perf_counter()
+    for recs in passes:
+        for at in range(0, len(recs), batch):
+            task.put(recs[at:at + batch])
+    elapsed = time.perf_counter() - started
+    task.stop()
+    return elapsed
+
+
+def run_executemany(pg: PostgresProcess, passes: list[list[tuple]], batch: int) -> float:
+    with psycopg.connect(pg.dsn()) as conn:
+        started = time.perf_counter()
+        for rows in passes:
+            for at in range(0, len(rows), batch):
+                with conn.cursor() as cur:
+                    cur.executemany(UPSERT.format(t="em_t"), rows[at:at + batch])
+                conn.commit()
+        return time.perf_counter() - started
+
+
+def run_copy(pg: PostgresProcess, rows: list[tuple]) -> float:
+    with psycopg.connect(pg.dsn()) as conn:
+        started = time.perf_counter()
+        with conn.cursor() as cur, cur.copy(
+                "COPY copy_t (id, name, qty, price, at) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        conn.commit()
+        return time.perf_counter() - started
+
+
+def run_source(pg: PostgresProcess, n: int, batch: int) -> float:
+    props = {"connection.url": pg.url(), "mode": "incrementing",
+             "incrementing.column.name": "id", "batch.max.rows": str(batch),
+             "poll.interval.ms": "60000", "tables": json.dumps([["public", "sink_t"]])}
+    task = JdbcSourceTask()
+    task.initialize(Context(props))  # type: ignore[arg-type]
+    task.start(props)
+    seen = 0
+    started = time.perf_counter()
+    while seen < n:
+        got = task.poll()
+        seen += len(got or ())
+    elapsed = time.perf_counter() - started
+    task.stop()
+    return elapsed
+
+
+def run_select(pg: PostgresProcess, n: int, batch: int) -> float:
+    with psycopg.connect(pg.dsn()) as conn:
+        started = time.perf_counter()
+        with conn.cursor(name="bench") as cur:
+            cur.execute("SELECT * FROM sink_t ORDER BY id")
+            seen = 0
+            while chunk := cur.fetchmany(batch):
+                seen += len(chunk)
+        assert seen == n, seen
+        return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--batch", type=int, default=3000)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--default-gc", action="store_true")
+    args = parser.parse_args()
+    if not args.default_gc:
+        tune_gc_for_record_streams()
+    n, batch = args.rows, args.batch
+    first, second = tuples(n, 0), tuples(n, 1)
+    pg = PostgresProcess()
+    pg.start()
+    try:
+        for repeat in range(1, args.repeats + 1):
+            with psycopg.connect(pg.dsn(), autocommit=True) as conn:
+                for t in ("sink_t", "em_t", "copy_t"):
+                    conn.execute(f"DROP TABLE IF EXISTS {t}")
+                    conn.execute(DDL.format(t=t))
+            recs = [records(first), records(second)]
+            sink = run_sink(pg, recs, batch)
+            del recs
+            gc.collect()
+            many = run_executemany(pg, [first, second], batch)
+            copy = run_copy(pg, first)
+            source = run_source(pg, n, batch)
+            select = run_select(pg, n, batch)
+            print(f"repeat {repeat}: {n:,} rows, batch {batch}")
+            print(f"  sink upsert     {2 * n / sink:>12,.0f} rows/s")
+            print(f"  executemany     {2 * n / many:>12,.0f} rows/s   sink/executemany = "
+                  f"{many / sink:.0%}")
+            print(f"  COPY (insert)   {n / copy:>12,.0f} rows/s")
+            print(f"  source          {n / source:>12,.0f} rows/s")
+            print(f"  plain SELECT    {n / select:>12,.0f} rows/s   source/SELECT = "
+                  f"{select / source:.0%}", flush=True)
+    finally:
+        pg.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""The SQL a sink batch runs, per ``insert.mode`` and dialect.
+
+Upserts use the database's own statement: ``INSERT ... ON CONFLICT (pk) DO UPDATE`` on
+PostgreSQL and SQLite, ``INSERT ... ON DUPLICATE KEY UPDATE`` on MySQL/MariaDB, and
+``MERGE`` elsewhere (SQL Server, Oracle, ...). Every statement takes one dict of column
+values per row, so SQLAlchemy runs it as an executemany.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Dialect
+
+__all__ = ["delete_statement", "insert_statement", "merge_sql", "update_statement",
+           "upsert_statement"]
+
+_PK_PREFIX = "__pk_"
+
+
+def insert_statement(table: sa.Table) -> Any:
+    return sa.insert(table)
+
+
+def upsert_statement(table: sa.Table, keys: list[str], dialect: Dialect) -> Any:
+    others = [c.name for c in table.columns if c.name not in keys]
+    name = dialect.name
+    if name in ("postgresql", "sqlite"):
+        if name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        stmt = insert(table)
+        if not others:
+            return stmt.on_conflict_do_nothing(index_elements=keys)
+        return stmt.on_conflict_do_update(
+            index_elements=keys, set_={c: stmt.excluded[c] for c in others})
+    if name in ("mysql", "mariadb"):
+        from sqlalchemy.dialects.mysql import insert as mysql_insert
+
+        mstmt = mysql_insert(table)
+        updates = {c: mstmt.inserted[c] for c in (others or keys[:1])}
+        return mstmt.on_duplicate_key_update(updates)
+    return sa.text(merge_sql(table, keys, dialect))
+
+
+def merge_sql(table: sa.Table, keys: list[str], dialect: Dialect) -> str:
+    """A standard ``MERGE`` upserting one row given as named parameters (``:column``)."""
+    prep = dialect.identifier_preparer
+    q = prep.quote
+    target = prep.format_table(table)
+    cols = [c.name for c in table.columns]
+    others = [c for c in cols if c not in keys]
+    dual = " FROM dual" if dialect.name == "oracle" else ""
+    source = ", ".join(f":{c} AS {q(c)}" for c in cols)
+    on = " AND ".join(f"t.{q(k)} = s.{q(k)}" for k in keys)
+    sql = f"MERGE INTO {target} t USING (SELECT {source}{dual}) s ON ({on})"
+    if others:
+        sql += " WHEN MATCHED THEN UPDATE SET " + ", ".join(
+            f"t.{q(c)} = s.{q(c)}" for c in others)
+    sql += (f" WHEN NOT MATCHED THEN INSERT ({', '.join(q(c) for c in cols)}) "
+            f"VALUES ({', '.join(f's.{q(c)}' for c in cols)})")
+    return sql + (";" if dialect.name == "mssql" else "")
+
+
+def _key_clause(table: sa.Table, keys: list[str]) -> Any:
+    return sa.and_(*(table.c[k] == sa.bindparam(_PK_PREFIX + k) for k in keys))
+
+
+def update_statement(table: sa.Table, keys: list[str], columns: list[str]) -> Any:
+    return sa.update(table).where(_key_clause(table, keys)).values(
+        {c: sa.bindparam(c) for c in columns if c not in keys})
+
+
+def delete_statement(table: sa.Table, keys: list[str]) -> Any:
+    return sa.delete(table).where(_key_clause(table, keys))
+
+
+def key_params(row: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """The bind parameters of a row for ``update_statement``/``delete_statement``."""
+    params = {k: v for k, v in row.items() if k not in keys}
+    params.update({_PK_PREFIX + k: row[k] for k in keys})
+    return params

@@ -1,0 +1,350 @@
+"""The JDBC connectors in the real Connect worker (``ferry connect standalone`` as a
+subprocess on ``embedded:``): a SQLite table into a topic into PostgreSQL with upserts,
+through a PostgreSQL restart and a SIGKILL of the worker (the target ends equal to the
+source); a typed PostgreSQL table copied into SQLite compares equal; a constraint
+violation goes to the dead letter queue, or fails the task naming the record."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import sqlalchemy as sa
+from broker_process import free_port
+from jdbc_support import execute, rows
+
+from core.backends import OffsetSpec, TopicPartition, open_backend
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[4]
+DEADLINE_S = 90.0
+
+
+@pytest.fixture(scope="module")
+def pg():
+    from postgres_process import PostgresProcess
+
+    server = PostgresProcess()
+    server.start()
+    yield server
+    server.close()
+
+
+_counter = iter(range(1000))
+
+
+def new_database(pg) -> str:
+    name = f"pipe{next(_counter)}"
+    admin = sa.create_engine(pg.url(), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+    admin.dispose()
+    return name
+
+
+class Worker:
+    """``ferry connect standalone`` with connector configs given as files (so a restart
+    after SIGKILL runs the same connectors, resuming from the stored offsets)."""
+
+    def __init__(self, tmp: Path, connectors: dict[str, dict[str, str]]) -> None:
+        self.tmp, self.port = tmp, free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        (tmp / "worker.properties").write_text(
+            "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+            "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+            "offset.flush.interval.ms=200\noffset.storage.partitions=1\n")
+        self.files = []
+        for name, config in connectors.items():
+            path = tmp / f"{name}.json"
+            path.write_text(json.dumps({"name": name, "config": config}))
+            self.files.append(str(path))
+
+    def start(self) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "FERRY_LOG"}
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+        log = open(self.tmp / "worker.log", "ab")  # noqa: SIM115 - owned by the process
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "connect", "standalone",
+             "--log", f"embedded:{self.tmp / 'data'}", "--rest", f"127.0.0.1:{self.port}",
+             str(self.tmp / "worker.properties"), *self.files],
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp)
+        log.close()
+        self.wait(self.healthy, "GET /health")
+
+    def healthy(self) -> bool:
+        try:
+            return requests.get(self.base + "/health", timeout=5).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def status(self, name: str) -> dict[str, Any]:
+        try:
+            response = requests.get(f"{self.base}/connectors/{name}/status", timeout=5)
+        except requests.RequestException:
+            return {}
+        return response.json() if response.status_code == 200 else {}
+
+    def wait(self, cond: Any, what: str, timeout: float = DEADLINE_S) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                pytest.fail(f"worker exited ({self.proc.returncode}) waiting for {what}:\n"
+                            f"{self.output()}")
+            result = cond()
+            if result:
+                return result
+            time.sleep(0.1)
+        pytest.fail(f"timed out waiting for {what}:\n{self.output()}")
+
+    def output(self) -> str:
+        return (self.tmp / "worker.log").read_text(errors="replace")[-6000:]
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(30)
+
+
+def _count(engine: sa.Engine, table: str) -> int:
+    try:
+        return rows(engine, f"SELECT count(*) FROM {table}")[0][0]
+    except sa.exc.SQLAlchemyError:
+        return 0
+
+
+def test_sqlite_to_postgres_upserts_survive_a_database_restart_and_a_worker_sigkill(
+        pg, tmp_path):
+    from postgres_process import PASSWORD
+
+    source_url = f"sqlite:///{tmp_path / 'shop.db'}"
+    source = sa.create_engine(source_url)
+    execute(source, "CREATE TABLE orders (id INTEGER PRIMARY KEY NOT NULL, item TEXT, "
+                    "qty INTEGER, price NUMERIC(10,2))")
+    target_db = new_database(pg)
+    target = sa.create_engine(pg.url(target_db), pool_pre_ping=True)
+    worker = Worker(tmp_path, {
+        "shop-source": {
+            "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",
+            "connection.url": f"jdbc:sqlite:{tmp_path / 'shop.db'}", "mode": "incrementing",
+            "incrementing.column.name": "id", "topic.prefix": "shop-",
+            "poll.interval.ms": "100", "batch.max.rows": "200",
+            "topic.creation.default.partitions": "1",
+            "topic.creation.default.replication.factor": "1"},
+        "pg-sink": {
+            "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+            "topics": "shop-orders",
+            "connection.url": f"jdbc:postgresql://127.0.0.1:{pg.port}/{target_db}",
+            "connection.user": "postgres", "connection.password": PASSWORD,
+            "insert.mode": "upsert", "pk.mode": "record_value", "pk.fields": "id",
+            "auto.create": "true", "table.name.format": "orders",
+            "max.retries": "100", "retry.backoff.ms": "300", "batch.size": "100"}})
+    total = 6000
+    stop_writing = threading.Event()
+
+    def write_rows() -> None:
+        at = 0
+        while at < total and not stop_writing.is_set():
+            execute(source, "INSERT INTO orders VALUES " + ",".join(
+                f"({i}, 'item-{i}', {i % 7}, {i}.25)" for i in range(at, at + 100)))
+            at += 100
+            time.sleep(0.02)
+
+    worker.start()
+    writer = threading.Thread(target=write_rows)
+    writer.start()
+    try:
+        worker.wait(lambda: _count(target, "orders") >= 500, "the first rows in PostgreSQL")
+        pg.restart("fast")  # the sink retries through it
+        worker.wait(lambda: _count(target, "orders") >= 2500, "rows after the restart")
+        worker.kill()  # mid-stream: offsets of both connectors are behind the data
+        worker.start()
+        writer.join(120)
+        assert not writer.is_alive()
+        expected = rows(source, "SELECT id, item, qty, price FROM orders ORDER BY id")
+        assert len(expected) == total
+        worker.wait(lambda: _count(target, "orders") == total, "every row in PostgreSQL")
+        worker.wait(lambda: rows(target, "SELECT id, item, qty, price FROM orders "
+                                         "ORDER BY id") == expected, "equal tables")
+        status = worker.status("pg-sink")
+        assert status["tasks"][0]["state"] == "RUNNING", status
+    finally:
+        stop_writing.set()
+        writer.join(30)
+        worker.stop()
+        source.dispose()
+        target.dispose()
+
+
+def test_a_typed_postgres_table_copied_into_sqlite_compares_equal(pg, tmp_path):
+    db = new_database(pg)
+    source = sa.create_engine(pg.url(db), pool_pre_ping=True)
+    execute(source, """CREATE TABLE typed (
+        id bigserial PRIMARY KEY, s smallint, i integer NOT NULL, n numeric(10,2),
+        r real, d double precision, b boolean, t text, by bytea, day date,
+        ts timestamp NOT NULL, tz timestamptz)""")
+    execute(source, """INSERT INTO typed (s, i, n, r, d, b, t, by, day, ts, tz)
+        SELECT g, g * 1000, g + 0.25, g / 2.0, g / 3.0, g % 2 = 0, 'row ' || g,
+               decode(lpad(to_hex(g), 4, '0'), 'hex'), DATE '2024-01-01' + g,
+               TIMESTAMP '2024-01-01 00:00:00.5' + g * INTERVAL '1 minute',
+               TIMESTAMPTZ '2024-01-01 00:00:00+00' + g * INTERVAL '1 hour'
+        FROM generate_series(1, 300) g""")
+    execute(source, "INSERT INTO typed (i, ts) VALUES (-1, '2020-02-02 02:02:02')")  # nulls
+    target_url = f"sqlite:///{tmp_path / 'copy.db'}"
+    worker = Worker(tmp_path, {
+        "pg-source": {
+            "connector.class": "jdbc-source", "connection.url": pg.url(db),
+            "mode": "timestamp+incrementing", "incrementing.column.name": "id",
+            "timestamp.column.name": "ts", "table.include.list": "public.typed",
+            "poll.interval.ms": "100", "batch.max.rows": "50",
+            "topic.creation.default.partitions": "1",
+            "topic.creation.default.replication.factor": "1"},
+        "sqlite-sink": {
+            "connector.class": "jdbc-sink", "topics": "typed", "connection.url": target_url,
+            "auto.create": "true", "insert.mode": "upsert", "pk.mode": "record_value",
+            "pk.fields": "id"}})
+    worker.start()
+    target = sa.create_engine(target_url)
+    try:
+        worker.wait(lambda: _count(target, "typed") >= 100, "the first rows in SQLite")
+        pg.restart("fast")  # the source re-queries from its last offset
+        worker.wait(lambda: _count(target, "typed") == 301, "every row in SQLite")
+    finally:
+        worker.stop()
+    src_table = sa.Table("typed", sa.MetaData(), autoload_with=source)
+    dst_table = sa.Table("typed", sa.MetaData(), autoload_with=target)
+    with source.connect() as conn:
+        expected = [dict(r._mapping) for r in conn.execute(
+            sa.select(src_table).order_by(src_table.c.id))]
+    with target.connect() as conn:
+        got = [dict(r._mapping) for r in conn.execute(
+            sa.select(dst_table).order_by(dst_table.c.id))]
+    assert len(got) == len(expected) == 301
+    for want, have in zip(expected, got, strict=True):
+        if want["tz"] is not None:
+            # Written as UTC wall time (db.timezone=UTC) into a column without a zone.
+            want["tz"] = want["tz"].astimezone(dt.UTC).replace(tzinfo=None)
+        if want["by"] is not None:
+            want["by"], have["by"] = bytes(want["by"]), bytes(have["by"])
+        if have["n"] is not None:
+            have["n"] = decimal.Decimal(str(have["n"])).quantize(decimal.Decimal("0.01"))
+        assert have == want
+    source.dispose()
+    target.dispose()
+
+
+def _dlq(data: Path) -> list[Any]:
+    with open_backend(f"embedded:{data}") as log:
+        if "dlq" not in log.list_topics():
+            return []
+        tp = TopicPartition("dlq", 0)
+        end = log.list_offsets([tp], OffsetSpec.LATEST)[tp]
+        return log.fetch({tp: 0}, max_wait_ms=100)[tp].records if end else []
+
+
+def test_constraint_violations_go_to_the_dlq_or_fail_naming_the_record(pg, tmp_path):
+    db = new_database(pg)
+    target = sa.create_engine(pg.url(db))
+    execute(target, "CREATE TABLE orders (id bigint PRIMARY KEY, item text, "
+                    "qty integer CHECK (qty >= 0), price numeric(10,2))")
+    source_url = f"sqlite:///{tmp_path / 'shop.db'}"
+    source = sa.create_engine(source_url)
+    execute(source, "CREATE TABLE orders (id INTEGER PRIMARY KEY NOT NULL, item TEXT, "
+                    "qty INTEGER, price NUMERIC(10,2))")
+    execute(source, "INSERT INTO orders VALUES (1, 'a', 1, 1.00), (2, 'bad', -1, 2.00), "
+                    "(3, 'c', 3, 3.00)")
+    common = {"connector.class": "jdbc-sink", "topics": "shop-orders",
+              "connection.url": pg.url(db), "table.name.format": "orders"}
+    worker = Worker(tmp_path, {
+        "src": {"connector.class": "jdbc-source", "connection.url": source_url,
+                "mode": "incrementing", "incrementing.column.name": "id",
+                "topic.prefix": "shop-", "poll.interval.ms": "100",
+                "topic.creation.default.partitions": "1",
+                "topic.creation.default.replication.factor": "1"},
+        "tolerant": {**common, "errors.tolerance": "all",
+                     "errors.deadletterqueue.topic.name": "dlq",
+                     "errors.deadletterqueue.topic.replication.factor": "1",
+                     "errors.deadletterqueue.context.headers.enable": "true"}})
+    worker.start()
+    try:
+        worker.wait(lambda: _count(target, "orders") == 2, "the good rows")
+        assert rows(target, "SELECT id FROM orders ORDER BY id") == [(1,), (3,)]
+    finally:
+        worker.stop()  # the embedded log is the worker's until it exits
+    dead = _dlq(tmp_path / "data")
+    assert len(dead) == 1 and json.loads(dead[0].value)["payload"]["id"] == 2
+    headers = dict(dead[0].headers)
+    assert headers["__connect.errors.topic"] == b"shop-orders"
+    assert headers["__connect.errors.offset"] == b"1"
+    execute(target, "TRUNCATE orders")
+    (tmp_path / "strict").mkdir()
+    strict = Worker(tmp_path / "strict", {
+        "src": {"connector.class": "jdbc-source", "connection.url": source_url,
+                "mode": "incrementing", "incrementing.column.name": "id",
+                "topic.prefix": "shop-", "poll.interval.ms": "100",
+                "topic.creation.default.partitions": "1",
+                "topic.creation.default.replication.factor": "1"},
+        "strict": common})
+    strict.start()
+    try:
+        status = strict.wait(lambda: (s := strict.status("strict")) and s.get("tasks") and
+                             s["tasks"][0]["state"] == "FAILED" and s, "the sink to fail")
+        assert "shop-orders-0@1" in status["tasks"][0]["trace"]
+        assert rows(target, "SELECT id FROM orders ORDER BY id") == [(1,)]
+    finally:
+        strict.stop()
+    source.dispose()
+    target.dispose()
+
+
+def test_tables_created_while_running_get_tasks(tmp_path):
+    db = tmp_path / "lite.db"
+    engine = sa.create_engine(f"sqlite:///{db}")
+    execute(engine, "CREATE TABLE first (id INTEGER PRIMARY KEY NOT NULL)")
+    worker = Worker(tmp_path, {"lite": {
+        "connector.class": "jdbc-source", "connection.url": f"jdbc:sqlite:{db}",
+        "mode": "incrementing", "incrementing.column.name": "id", "topic.prefix": "lite-",
+        "table.poll.interval.ms": "300", "tasks.max": "2",
+        "topic.creation.default.partitions": "1",
+        "topic.creation.default.replication.factor": "1"}})
+    worker.start()
+
+    def tables() -> list[str]:
+        response = requests.get(f"{worker.base}/connectors/lite/tasks", timeout=5)
+        if response.status_code != 200:
+            return []
+        return sorted(t[1] for task in response.json()
+                      for t in json.loads(task["config"].get("tables", "[]")))
+
+    try:
+        worker.wait(lambda: tables() == ["first"], "a task for the first table")
+        execute(engine, "CREATE TABLE second (id INTEGER PRIMARY KEY NOT NULL)")
+        worker.wait(lambda: tables() == ["first", "second"], "a task for the new table")
+        worker.wait(lambda: (s := worker.status("lite")) and len(s.get("tasks", [])) == 2
+                    and all(t["state"] == "RUNNING" for t in s["tasks"]),
+                    "two running tasks")
+    finally:
+        worker.stop()
+        engine.dispose()
