@@ -23,6 +23,10 @@ ALLOWED = {
     "connect.runtime": {"connect.api", "connect.converters", "connect.transforms",
                         "core.backends"},
     "connectors": {"connect.api"},
+    # The PySpark data source is no Connect plugin: it reads and writes topics through the
+    # LogBackend (as design.md draws it) and decodes Confluent wire-format values with the
+    # registry's client and wire codec.
+    "connectors.spark": {"core.backends", "schema_registry.serde"},
     # `ferry connect`: CLI wiring, which the design lets see every layer it wires.
     "connect.cli": {"connect.api", "connect.rest", "connect.runtime", "core.backends",
                     "core.broker", "core.cli"},
