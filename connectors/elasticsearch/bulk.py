@@ -207,8 +207,8 @@ class BulkWriter:
         raises ``IndexingError`` when the item must fail the task."""
         status = int(outcome.get("status", 200))
         error = outcome.get("error")
-        if error is None and status < 300:
-            item.state.done()
+        if error is None and (status < 300 or (status == 404 and item.action.op == "delete")):
+            item.state.done()  # a delete of a missing document is done too
             return False
         kind = error.get("type", "") if isinstance(error, dict) else str(error)
         message = _describe(outcome)

@@ -12,11 +12,11 @@ major>``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import re
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -86,7 +86,17 @@ def _node_class(style: _HeaderStyle, connect_s: float, read_s: float) -> type:
                 for name in ("accept", "content-type"):
                     if name in headers:
                         headers[name] = style.rewrite(headers[name])
-            return super().perform_request(method, target, body, headers, **kw)
+            response = super().perform_request(method, target, body, headers, **kw)
+            meta = response.meta
+            if "x-elastic-product" not in meta.headers:
+                # OpenSearch and Elasticsearch before 7.14 do not send this header, and
+                # the client refuses 2xx answers without it. The connector identifies the
+                # server itself (connect() reads the root endpoint), so it vouches here.
+                patched = meta.headers.copy()
+                patched["x-elastic-product"] = "Elasticsearch"
+                # (a NamedTuple of meta and body)
+                response = response._replace(meta=dataclasses.replace(meta, headers=patched))
+            return response
 
     return HeaderStyleNode
 
@@ -268,6 +278,3 @@ def backoff_s(base_ms: int, attempt: int) -> float:
     ceiling = min(base_ms * (2 ** attempt), 86_400_000)
     return random.uniform(base_ms, max(base_ms, ceiling)) / 1000 if base_ms else 0.0
 
-
-def wait_deadline(deadline: float) -> float:
-    return max(0.0, deadline - time.monotonic())
