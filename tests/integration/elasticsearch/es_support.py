@@ -88,6 +88,7 @@ class FaultProxy:
         self._pose_major: int | None = None
         self._auth: str | None = None
         self.bulk_calls = 0
+        self.bulk_bodies: list[bytes] = []
         self._lock = threading.Lock()
         proxy = self
 
@@ -161,8 +162,9 @@ class FaultProxy:
         if is_bulk:
             with self._lock:
                 self.bulk_calls += 1
+                self.bulk_bodies.append(body)
                 status = self._bulk_failures.pop(0) if self._bulk_failures else None
-                reject = self._item_rejections > 0
+                reject = status is None and self._item_rejections > 0
                 if reject:
                     self._item_rejections -= 1
             if status is not None:
