@@ -14,7 +14,51 @@ from urllib.parse import urlsplit
 
 from osmem_server import OsmemServer
 
-__all__ = ["FaultProxy", "Http", "start_osmem"]
+__all__ = ["CLASS", "SCHEMA", "FaultProxy", "Http", "envelope", "row", "sink", "start_osmem"]
+
+
+CLASS = "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector"
+SCHEMA = {"type": "struct", "name": "order", "optional": False, "fields": [
+    {"field": "id", "type": "int32"},
+    {"field": "small", "type": "int8", "optional": True},
+    {"field": "qty", "type": "int16", "optional": True},
+    {"field": "total", "type": "int64", "optional": True},
+    {"field": "price", "type": "float", "optional": True},
+    {"field": "weight", "type": "double", "optional": True},
+    {"field": "paid", "type": "boolean", "optional": True},
+    {"field": "name", "type": "string", "optional": True},
+    {"field": "blob", "type": "bytes", "optional": True},
+    {"field": "at", "type": "int64", "name": "org.apache.kafka.connect.data.Timestamp",
+     "optional": True},
+    {"field": "day", "type": "int32", "name": "org.apache.kafka.connect.data.Date",
+     "optional": True},
+    {"field": "amount", "type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
+     "parameters": {"scale": "2"}, "optional": True},
+    {"field": "tags", "type": "array", "items": {"type": "string"}, "optional": True},
+    {"field": "address", "type": "struct", "optional": True, "fields": [
+        {"field": "city", "type": "string", "optional": True}]},
+]}
+
+
+def envelope(payload: dict[str, Any] | None, schema: dict[str, Any] = SCHEMA) -> bytes | None:
+    return None if payload is None else json.dumps({"schema": schema,
+                                                    "payload": payload}).encode()
+
+
+def sink(url: str, topics: str, **extra: str) -> dict[str, str]:
+    return {"connector.class": CLASS, "topics": topics, "connection.url": url,
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter.schemas.enable": "true", "linger.ms": "1",
+            "retry.backoff.ms": "20", **extra}
+
+
+def row(i: int, **over: Any) -> dict[str, Any]:
+    base = {"id": i, "small": 1, "qty": 2, "total": 3, "price": 1.5, "weight": 2.25,
+            "paid": True, "name": f"order {i}", "blob": "AAE=", "at": 1700000000000,
+            "day": 19675, "amount": "MDk=", "tags": ["a", "b"], "address": {"city": "Oslo"}}
+    base.update(over)
+    return base
 
 
 def start_osmem() -> OsmemServer:

@@ -11,11 +11,10 @@ import logging
 import time
 
 import pytest
-from es_support import Http
-from rt_test_connectors import call, committed, wait_for
-from test_es_sink import envelope, row, sink
-
 from broker_process import free_port
+from es_support import Http, envelope, row, sink
+from rt_test_connectors import call, committed, wait_for
+
 from core.backends import ProducerRecord
 
 pytestmark = pytest.mark.integration
