@@ -148,7 +148,7 @@ class EsClient:
     def connect(self, retries: int | None = None) -> ServerInfo:
         """Read the root endpoint and choose the header style; ``ConnectError`` naming
         ``connection.url`` when no server answers (after the retries)."""
-        def info() -> Any:
+        def info(_attempt: int) -> Any:
             return self.es.options(headers={"accept": "application/json"}).info()
         try:
             body = self.call("connect to the server", info, retries).body
@@ -178,13 +178,14 @@ class EsClient:
         return ("plain" if self._style.compatible_with is None
                 else f"compatible-with={self._style.compatible_with}")
 
-    def call(self, what: str, fn: Callable[[], T], retries: int | None = None) -> T:
-        """``fn()`` retried on retriable failures with exponential backoff and jitter."""
+    def call(self, what: str, fn: Callable[[int], T], retries: int | None = None) -> T:
+        """``fn(attempt)`` (attempt 0, 1, ...) retried on retriable failures with
+        exponential backoff and jitter."""
         retries = self.config.max_retries if retries is None else retries
         attempt = 0
         while True:
             try:
-                return fn()
+                return fn(attempt)
             except Exception as exc:
                 if not is_retriable(exc) or attempt >= retries or self._stopping.is_set():
                     raise
@@ -213,19 +214,19 @@ class EsClient:
 
     def _create(self, name: str, schema: Schema | None) -> None:
         if self.call(f"check whether {name} exists",
-                     lambda: self.es.indices.exists(index=name)).body:
+                     lambda _attempt: self.es.indices.exists(index=name)).body:
             return
         try:
             if self.config.data_stream_type != "none":
                 log.info("Creating data stream %s", name)
                 self.call(f"create data stream {name}",
-                          lambda: self.es.indices.create_data_stream(name=name))
+                          lambda _attempt: self.es.indices.create_data_stream(name=name))
             else:
                 mappings = (mapping_for(schema) if schema is not None
                             and schema.type in (Type.STRUCT, Type.MAP) else None)
                 log.info("Creating index %s%s", name, " with a mapping" if mappings else "")
                 self.call(f"create index {name}",
-                          lambda: self.es.indices.create(index=name, mappings=mappings))
+                          lambda _attempt: self.es.indices.create(index=name, mappings=mappings))
                 self._checked.add((name, schema))
         except ApiError as exc:
             if exc.error != "resource_already_exists_exception":
@@ -234,7 +235,7 @@ class EsClient:
     def _check_mapping(self, name: str, schema: Schema) -> None:
         wanted = mapping_for(schema)
         got = self.call(f"read the mapping of {name}",
-                        lambda: self.es.indices.get_mapping(index=name)).body
+                        lambda _attempt: self.es.indices.get_mapping(index=name)).body
         for index, body in got.items():
             server = body.get("mappings", {})
             for conflict in conflicts(server, wanted):
@@ -247,7 +248,8 @@ class EsClient:
                      sorted(added), name)
             try:
                 self.call(f"update the mapping of {name}",
-                          lambda: self.es.indices.put_mapping(index=name, properties=added))
+                          lambda _attempt: self.es.indices.put_mapping(index=name,
+                                                                       properties=added))
             except ApiError as exc:
                 log.warning("Could not add fields to the mapping of %s: %s", name, exc)
 
@@ -269,8 +271,14 @@ class EsClient:
     def bulk(self, body: bytes) -> dict[str, Any]:
         """One bulk request (retried as a whole on connection errors, 429 and 5xx);
         returns ``errors`` and per-item ``status``/``error``."""
-        return self.call("send a bulk request", lambda: self.es.bulk(
-            operations=body, filter_path="errors,items.*.status,items.*.error").body)
+        def send(attempt: int) -> dict[str, Any]:
+            # A server too busy to answer within read.timeout.ms gets longer on each
+            # retry: retrying at the same timeout only queues the same work again.
+            timeout = (self.config.connection_timeout_ms
+                       + self.config.read_timeout_ms * 2 ** attempt) / 1000
+            return self.es.options(request_timeout=timeout).bulk(
+                operations=body, filter_path="errors,items.*.status,items.*.error").body
+        return self.call("send a bulk request", send)
 
 
 def backoff_s(base_ms: int, attempt: int) -> float:
