@@ -137,11 +137,12 @@ def _wait(predicate, timeout_s: float, what: str) -> None:
         time.sleep(0.005)
 
 
-def run_connector(herder, backend, topic: str, url: str, n: int) -> float:
+def run_connector(herder, backend, topic: str, url: str, n: int,
+                  extra: Mapping[str, str]) -> float:
     name = f"es-{uuid.uuid4().hex[:6]}"
     herder.put_connector_config(name, {"connector.class": "bench_es:TimedConnector",
                                        "topics": topic, "connection.url": url,
-                                       **CONVERTERS}, allow_replace=False)
+                                       **CONVERTERS, **extra}, allow_replace=False)
     tp = TopicPartition(topic, 0)
 
     def done() -> bool:
@@ -190,7 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                        help="a connector config (repeatable), e.g. max.in.flight.requests=2")
     args = parser.parse_args(argv)
+    extra = dict(item.split("=", 1) for item in args.config)
     tune_gc_for_record_streams()
     sys.modules["bench_es"] = sys.modules[__name__]
     n = args.records
@@ -212,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                         for j in range(i, min(n, i + 1000))])
                 with server.clone() as clone:
                     rows["connector"].append(run_connector(herder, backend, topic,
-                                                           clone.url, n))
+                                                           clone.url, n, extra))
                 with server.clone() as clone:
                     rows["helpers.bulk"].append(run_helpers_bulk(clone.url, topic, docs))
                 rows["no-op sink"].append(run_noop(herder, topic, n))
@@ -221,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             backend.close()
     med = {k: statistics.median(v) for k, v in rows.items()}
     print(f"{n:,} documents of 1 KiB (JSON with schema), 1 task, osmem-server "
-          f"{server.version}, median of {args.repeats}")
+          f"{server.version}, median of {args.repeats}, connector configs {extra or 'default'}")
     for key, value in med.items():
         print(f"  {key:13s} {value:10,.0f} docs/s   runs: "
               + ", ".join(f"{v:,.0f}" for v in rows[key]))

@@ -98,10 +98,19 @@ class BulkWriter:
             self._submit()
 
     def send_partial(self, force: bool = False) -> None:
-        """Send the open batch if it is older than ``linger.ms`` (or ``force``)."""
-        if self._batch and (force or (time.monotonic() - self._batch_started) * 1000
-                            >= self._config.linger_ms):
-            self._submit()
+        """Send the open batch if it is older than ``linger.ms`` and a request slot is
+        free (or ``force``). While every slot is busy the batch keeps growing (up to
+        ``batch.size``/``bulk.size.bytes``): a busy server gets fewer, larger requests
+        instead of a queue of small ones that time out waiting."""
+        if not self._batch:
+            return
+        if not force:
+            if (time.monotonic() - self._batch_started) * 1000 < self._config.linger_ms:
+                return
+            with self._cond:
+                if len(self._in_flight) >= self._config.max_in_flight:
+                    return
+        self._submit()
 
     def flush(self, timeout_s: float) -> None:
         """Send everything and wait until no request is in flight."""

@@ -81,7 +81,7 @@ class ElasticsearchSinkTask(SinkTask):
         if config.flush_synchronously:
             writer.flush(config.flush_timeout_ms / 1000)
         else:
-            writer.send_partial(force=True)
+            writer.send_partial()
         # Never past a record whose item has not completed, even after a fatal error.
         return self._tracker.offsets(current_offsets)
 
