@@ -50,7 +50,7 @@ class _Item:
 
 class BulkWriter:
     def __init__(self, client: EsClient, config: EsSinkConfig,
-                 reporter: ErrantRecordReporter | None) -> None:
+                 reporter: ErrantRecordReporter | None, stopping: threading.Event) -> None:
         self._client = client
         self._config = config
         self._reporter = reporter
@@ -64,7 +64,7 @@ class BulkWriter:
         self._error: BaseException | None = None
         self._to_report: deque[tuple[_Item, str]] = deque()
         self._reports: list[Future[None]] = []
-        self.stopping = threading.Event()
+        self.stopping = stopping  # set by the task's stop(): retries give up at once
 
     # -- task thread ----------------------------------------------------------------
     def check(self) -> None:

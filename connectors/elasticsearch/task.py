@@ -5,6 +5,7 @@ versions make replays harmless)."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 
 from connect.api import (
@@ -37,6 +38,7 @@ class ElasticsearchSinkTask(SinkTask):
         self._writer: BulkWriter | None = None
         self._tracker = OffsetTracker()
         self._reporter: ErrantRecordReporter | None = None
+        self._stopping = threading.Event()
 
     def version(self) -> str:
         return plugin_version()
@@ -44,15 +46,17 @@ class ElasticsearchSinkTask(SinkTask):
     def start(self, props: Mapping[str, str]) -> None:
         config = EsSinkConfig.from_props(props)
         self._config = config
-        self._client = EsClient(config)
+        self._client = EsClient(config, self._stopping)
         self._client.connect()
         self._reporter = self.context.errant_record_reporter()
-        self._writer = BulkWriter(self._client, config, self._reporter)
+        self._writer = BulkWriter(self._client, config, self._reporter, self._stopping)
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         config, client, writer = self._require()
-        writer.check()
-        writer.drain_reports()
+        try:
+            writer.drain_reports()  # the DLQ gets failed items even when the task fails
+        finally:
+            writer.check()  # the first fatal error wins over one from the reporter
         for record in records:
             state = self._tracker.add(
                 TopicPartition(record.original_topic or record.topic,
@@ -94,6 +98,7 @@ class ElasticsearchSinkTask(SinkTask):
         self._tracker.forget(partitions)
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._writer is not None:
             self._writer.close()
         if self._client is not None:

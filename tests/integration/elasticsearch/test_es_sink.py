@@ -144,19 +144,27 @@ def test_malformed_documents_go_to_the_dlq_naming_the_field_and_types(harness, e
     assert h.task_state("es") == "RUNNING"
 
 
-def test_malformed_documents_fail_the_task_by_default(harness, es_url) -> None:
+@pytest.mark.parametrize("dlq", [False, True], ids=["no-dlq", "dlq"])
+def test_malformed_documents_fail_the_task_by_default(harness, es_url, dlq) -> None:
+    """``behavior.on.malformed.documents=FAIL``: the task fails naming the field, the
+    types and the key to change; with a DLQ the record is reported there first (as
+    Confluent does). Nothing past the refused record is committed."""
     h, http = harness, Http(es_url)
     http.call("PUT", "/stock", {"mappings": {"properties": {"qty": {"type": "integer"}}}})
     h.backend.create_topic("stock", 1)
     h.backend.produce("stock", [ProducerRecord(f"s{i}".encode(), json.dumps(v).encode())
                                 for i, v in enumerate([{"qty": 1}, {"qty": "x"}, {"qty": 2}])])
+    extra = {"errors.tolerance": "all", "errors.deadletterqueue.topic.name": "dlq",
+             "errors.deadletterqueue.topic.replication.factor": "1"} if dlq else {}
     h.create("es", sink(es_url, "stock", **{
         "value.converter.schemas.enable": "false", "schema.ignore": "true",
-        "errors.task.restart.enable": "false", "batch.size": "1"}))
+        "errors.task.restart.enable": "false", "batch.size": "1", **extra}))
     h.wait_task("es", "FAILED")
     trace = h.herder.task_status("es", 0).trace or ""
     assert "field 'qty' is 'integer'" in trace and "behavior.on.malformed.documents" in trace
     assert (committed(h.backend, "connect-es", "stock") or 0) <= 1
+    if dlq:
+        assert [r.key for r in read_topic(h.backend, "dlq")] == [b"s1"]
 
 
 def test_header_styles(harness, es_url, proxy) -> None:
