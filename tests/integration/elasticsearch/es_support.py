@@ -133,6 +133,7 @@ class FaultProxy:
         self._auth: str | None = None
         self.bulk_calls = 0
         self.bulk_bodies: list[bytes] = []
+        self.refused = 0  # connections dropped while down
         self._lock = threading.Lock()
         proxy = self
 
@@ -180,6 +181,7 @@ class FaultProxy:
         ctype = h.headers.get("Content-Type", "")
         self.requests.append((h.command, h.path, accept, ctype))
         if self.down:
+            self.refused += 1
             h.close_connection = True
             h.connection.close()
             return

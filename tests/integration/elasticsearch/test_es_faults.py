@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 
 import pytest
 from broker_process import free_port
@@ -63,9 +62,9 @@ def test_a_short_outage_is_ridden_out(harness, es_url, proxy) -> None:
     wait_for(lambda: committed(h.backend, "connect-es", "t") == 5, "commit at 5")
     proxy.down = True
     _produce_keys(h, "t", 5, start=5)
-    wait_for(lambda: proxy.bulk_calls == 0 or len(proxy.requests) > 0, "requests refused")
-    time.sleep(0.5)  # the outage: requests fail and are retried meanwhile
+    wait_for(lambda: proxy.refused >= 3, "three requests refused (retries under way)")
     assert (committed(h.backend, "connect-es", "t") or 0) == 5
+    assert h.task_state("es") == "RUNNING"
     proxy.down = False
     wait_for(lambda: committed(h.backend, "connect-es", "t") == 10, "commit at 10")
     assert set(http.docs("t")) == {f"k{i}" for i in range(10)}
