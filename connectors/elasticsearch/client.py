@@ -204,6 +204,12 @@ class EsClient:
             if name not in self._ready:
                 if self.config.resource_usage == "disabled":
                     self._create(name, None if ignore_schema else schema)
+                elif not self.call(f"check whether {name} exists",
+                                   lambda _attempt: self.es.indices.exists(index=name)).body:
+                    # Writing would create an index of that name: refuse, as Confluent does.
+                    raise ConnectError(
+                        f"'{name}' in topic.to.external.resource.mapping does not exist; "
+                        f"create the {self.config.resource_usage.replace('_', ' ')} first")
                 self._ready.add(name)
             key = (name, schema)
             if ignore_schema or schema is None or key in self._checked:

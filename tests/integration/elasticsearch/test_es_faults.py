@@ -142,3 +142,20 @@ def test_mapping_conflict_is_logged_naming_the_field_and_both_types(
     assert "Mapping conflict in index orders: field 'name' is 'long' in the index but " \
            "'text' in the record schema" in text
     assert "field 'qty'" not in text  # int16 into long is no conflict
+
+
+def test_refused_credentials_fail_the_task_naming_them(harness, es_url, proxy) -> None:
+    h = harness
+    h.backend.create_topic("t", 1)
+    _produce_keys(h, "t", 1)
+    proxy.require_auth("elastic", "pw-Orig-7x")
+    # Created with the right password, then the server's password changes.
+    h.create("es", sink(proxy.url, "t", **{"connection.username": "elastic",
+                                           "connection.password": "pw-Orig-7x"}))
+    wait_for(lambda: committed(h.backend, "connect-es", "t") == 1, "commit at 1")
+    proxy.require_auth("elastic", "pw-New-9y")
+    h.herder.restart_task("es", 0)
+    h.wait_task("es", "FAILED")
+    trace = h.herder.task_status("es", 0).trace or ""
+    assert "refused the credentials" in trace and "connection.password" in trace
+    assert "pw-Orig-7x" not in trace

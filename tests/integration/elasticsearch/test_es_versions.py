@@ -91,3 +91,31 @@ def test_data_streams(harness, es_url) -> None:
     wait_for(lambda: committed(h.backend, "connect-ds", "App") == 1, "commit at 1")
     (doc,) = http.docs("logs-app-app").values()
     assert doc == {"msg": "hi", "@timestamp": 1700000000000}
+
+
+def test_external_resources_are_written_through_and_must_exist(harness, es_url) -> None:
+    """``external.resource.usage=ALIAS_INDEX``: records go to the alias (so to its write
+    index) and no index is created for the topic; a mapping to a missing resource fails
+    the task naming it instead of creating an index of that name."""
+    h, http = harness, Http(es_url)
+    assert http.call("PUT", "/events-v2", {})[0] == 200
+    assert http.call("POST", "/_aliases", {"actions": [
+        {"add": {"index": "events-v2", "alias": "events"}}]})[0] == 200
+    h.backend.create_topic("raw.events", 1)
+    h.backend.produce("raw.events", [ProducerRecord(b"e1", json.dumps({"n": 1}).encode())])
+    h.create("alias", sink(es_url, "raw.events", **{
+        "value.converter.schemas.enable": "false", "schema.ignore": "true",
+        "external.resource.usage": "ALIAS_INDEX",
+        "topic.to.external.resource.mapping": "raw.events:events"}))
+    wait_for(lambda: committed(h.backend, "connect-alias", "raw.events") == 1, "commit at 1")
+    assert http.docs("events-v2") == {"e1": {"n": 1}}
+    assert not http.exists("raw.events")
+
+    h.create("missing", sink(es_url, "raw.events", **{
+        "value.converter.schemas.enable": "false", "schema.ignore": "true",
+        "external.resource.usage": "INDEX", "errors.task.restart.enable": "false",
+        "topic.to.external.resource.mapping": "raw.events:nowhere"}))
+    h.wait_task("missing", "FAILED")
+    assert "'nowhere' in topic.to.external.resource.mapping does not exist" in (
+        h.herder.task_status("missing", 0).trace or "")
+    assert not http.exists("nowhere")
