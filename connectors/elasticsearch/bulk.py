@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connect.api import ConnectError, ErrantRecordReporter
-from connectors.elasticsearch.client import EsClient, backoff_s
+from connectors.elasticsearch.client import EsClient, backoff_s, is_retriable
 from connectors.elasticsearch.config import BEHAVIOR_ON_MALFORMED_DOCS, EsSinkConfig
 from connectors.elasticsearch.documents import BulkAction
 from connectors.elasticsearch.offsets import OffsetState
@@ -164,9 +164,14 @@ class BulkWriter:
         try:
             self._send(batch)
         except BaseException as exc:  # recorded here, raised on the task thread
-            self._fail(exc if isinstance(exc, ConnectError) else ConnectError(
-                f"Bulk request of {len(batch)} records failed after "
-                f"{self._config.max_retries} retries: {exc}"))
+            if isinstance(exc, ConnectError):
+                self._fail(exc)
+            elif is_retriable(exc):
+                self._fail(ConnectError(f"Bulk request of {len(batch)} records failed after "
+                                        f"{self._config.max_retries} retries: {exc}"))
+            else:
+                self._fail(ConnectError(f"Bulk request of {len(batch)} records was refused: "
+                                        f"{exc}"))
         finally:
             with self._cond:
                 self._buffered -= len(batch)
@@ -198,6 +203,7 @@ class BulkWriter:
                     last = _describe(outcome)
             if not retry:
                 return
+            retry = _with_later_writes_of_the_same_ids(items, retry)
             if attempt >= self._config.max_retries or self.stopping.is_set():
                 raise IndexingError(
                     f"{len(retry)} bulk items were still refused after "
@@ -268,6 +274,21 @@ class BulkWriter:
             value = _get(value, part)
         return (f"{message} [mapping conflict: field '{path}' is '{server_type}' in index "
                 f"'{action.index}' but the record has {_kind(value)}]")
+
+
+def _with_later_writes_of_the_same_ids(items: list[_Item], retry: list[_Item]) -> list[_Item]:
+    """The items to send again, in order: the refused ones, plus, for documents written
+    without external versions, every later item of the batch for the same id (already
+    applied, but retrying only the earlier one would put an older value last)."""
+    keys = {(i.action.index, i.action.id) for i in retry
+            if not i.action.external and i.action.id is not None}
+    if not keys:
+        return retry
+    chosen = {id(i) for i in retry}
+    first = min(n for n, i in enumerate(items)
+                if id(i) in chosen and (i.action.index, i.action.id) in keys)
+    return [i for n, i in enumerate(items) if id(i) in chosen
+            or (n > first and (i.action.index, i.action.id) in keys)]
 
 
 def _get(value: Any, name: str) -> Any:

@@ -170,3 +170,18 @@ def test_config_rules_name_the_key(props: dict[str, str], key: str) -> None:
     with pytest.raises(ConfigError) as err:
         EsSinkConfig.from_props({"connection.url": "http://h:9200", **props})
     assert err.value.name == key
+
+
+def test_a_retried_unversioned_write_is_followed_by_the_later_writes_of_its_id() -> None:
+    from connectors.elasticsearch.bulk import _Item, _with_later_writes_of_the_same_ids
+    from connectors.elasticsearch.offsets import OffsetState
+
+    plain = cfg(**{"version.mode": "none"})
+    items = [_Item(to_action(plain, rec({"v": n}, key=k, offset=n)), OffsetState(n))
+             for n, k in enumerate(["a", "b", "a", "c", "a"])]
+    # Item 0 (a) refused with 429, the later writes of a (2 and 4) had succeeded.
+    assert _with_later_writes_of_the_same_ids(items, [items[0], items[3]]) == [
+        items[0], items[2], items[3], items[4]]
+    versioned = [_Item(to_action(cfg(), rec({"v": n}, key="a", offset=n)), OffsetState(n))
+                 for n in range(3)]
+    assert _with_later_writes_of_the_same_ids(versioned, [versioned[0]]) == [versioned[0]]
