@@ -158,7 +158,7 @@ class EsClient:
                                "connection.username and connection.password)") from exc
         except Exception as exc:
             raise ConnectError(f"Could not connect to Elasticsearch at {CONNECTION_URL}="
-                               f"{','.join(self.config.urls)}: {exc}") from exc
+                               f"{','.join(self.config.urls)}: {describe(exc)}") from exc
         version = body.get("version", {}) if isinstance(body, dict) else {}
         server = ServerInfo(str(version.get("distribution", "elasticsearch")),
                             str(version.get("number", "0")))
@@ -285,6 +285,16 @@ class EsClient:
             return self.es.options(request_timeout=timeout).bulk(
                 operations=body, filter_path="errors,items.*.status,items.*.error").body
         return self.call("send a bulk request", send)
+
+
+def describe(exc: BaseException) -> str:
+    """The error and its cause: the transport's own messages are terse ("TLS error")."""
+    text = str(exc)
+    causes = getattr(exc, "errors", ()) or ((exc.__cause__,) if exc.__cause__ else ())
+    for cause in causes[:1]:
+        if cause is not None and str(cause) not in text:
+            text += f" ({type(cause).__name__}: {cause})"
+    return text
 
 
 def backoff_s(base_ms: int, attempt: int) -> float:

@@ -3,18 +3,23 @@ front of it, and reads through the plain HTTP API (not the connector's client)."
 
 from __future__ import annotations
 
+import datetime
 import http.client
+import ipaddress
 import json
+import ssl
 import threading
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from osmem_server import OsmemServer
 
-__all__ = ["CLASS", "SCHEMA", "FaultProxy", "Http", "envelope", "row", "sink", "start_osmem"]
+__all__ = ["CLASS", "SCHEMA", "FaultProxy", "Http", "envelope", "row", "self_signed_cert",
+           "sink", "start_osmem"]
 
 
 CLASS = "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector"
@@ -123,7 +128,8 @@ class FaultProxy:
     * ``require_auth(user, password)``: 401 without those basic credentials.
     """
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, tls: tuple[str, str] | None = None) -> None:
+        """``tls``: (certificate, key) PEM files to serve HTTPS with."""
         self.upstream = urlsplit(upstream)
         self.requests: list[tuple[str, str, str, str]] = []  # method, path, accept, type
         self.down = False
@@ -150,7 +156,13 @@ class FaultProxy:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        scheme = "http"
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self._thread.start()
 
@@ -223,6 +235,8 @@ class FaultProxy:
                                             "items": _rejected_items(body)})
         headers = {"Content-Type": _plain(ctype) or "application/json",
                    "Accept": _plain(accept) or "application/json"}
+        if h.headers.get("Content-Encoding"):
+            headers["Content-Encoding"] = h.headers["Content-Encoding"]
         conn = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port,
                                           timeout=30)
         try:
@@ -252,6 +266,32 @@ class FaultProxy:
         h.end_headers()
         if h.command != "HEAD":
             h.wfile.write(data)
+
+
+def self_signed_cert(directory: Path) -> tuple[str, str]:
+    """A certificate for 127.0.0.1 and its key, as PEM files in ``directory``."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return str(cert_path), str(key_path)
 
 
 def _plain(media_type: str) -> str:

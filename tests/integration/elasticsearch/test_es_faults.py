@@ -11,7 +11,7 @@ import logging
 
 import pytest
 from broker_process import free_port
-from es_support import Http, envelope, row, sink
+from es_support import FaultProxy, Http, envelope, row, self_signed_cert, sink
 from rt_test_connectors import call, committed, wait_for
 
 from core.backends import ProducerRecord
@@ -159,3 +159,29 @@ def test_refused_credentials_fail_the_task_naming_them(harness, es_url, proxy) -
     trace = h.herder.task_status("es", 0).trace or ""
     assert "refused the credentials" in trace and "connection.password" in trace
     assert "pw-Orig-7x" not in trace
+
+
+def test_https_with_a_pem_truststore_and_gzip(harness, es_url, tmp_path) -> None:
+    """``elastic.security.protocol=SSL`` against an HTTPS server whose certificate is
+    trusted through ``elastic.https.ssl.truststore.location`` (PEM), with gzip bodies;
+    without the truststore, validation names ``connection.url`` (certificate refused)."""
+    cert, key = self_signed_cert(tmp_path)
+    tls = FaultProxy(es_url, tls=(cert, key))
+    try:
+        h, http = harness, Http(es_url)
+        h.backend.create_topic("t", 1)
+        _produce_keys(h, "t", 3)
+        h.create("es", sink(tls.url, "t", **{
+            "elastic.security.protocol": "SSL",
+            "elastic.https.ssl.truststore.location": cert,
+            "connection.compression": "true"}))
+        wait_for(lambda: committed(h.backend, "connect-es", "t") == 3, "commit at 3")
+        assert set(http.docs("t")) == {"k0", "k1", "k2"}
+        infos = h.herder.validate_connector_config(
+            {"name": "x", **sink(tls.url, "t", **{"elastic.security.protocol": "SSL"})})
+        errors = {c["value"]["name"]: c["value"]["errors"] for c in infos["configs"]
+                  if c["value"]["errors"]}
+        assert list(errors) == ["connection.url"]
+        assert "CERTIFICATE_VERIFY_FAILED" in errors["connection.url"][0]
+    finally:
+        tls.close()
