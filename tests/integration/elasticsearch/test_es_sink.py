@@ -193,3 +193,36 @@ def test_header_styles(harness, es_url, proxy) -> None:
                                             "errors.task.restart.enable": "false"}))
     h.wait_task("forced", "FAILED")
     assert "not supported" in (h.herder.task_status("forced", 0).trace or "")
+
+
+def test_topic_renaming_transforms_commit_the_original_partitions(harness, es_url) -> None:
+    """RegexRouter renames the topic (Confluent needs ``flush.synchronously`` for that):
+    the documents go to the new name's index and the offsets are committed for the
+    partition the records were consumed from."""
+    h, http = harness, Http(es_url)
+    h.backend.create_topic("db.orders", 1)
+    produce(h, "db.orders", [(f"o{i}", envelope(row(i))) for i in range(4)])
+    h.create("es", sink(es_url, "db.orders", **{
+        "transforms": "route",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": "db\\.(.*)", "transforms.route.replacement": "search-$1"}))
+    wait_for(lambda: committed(h.backend, "connect-es", "db.orders") == 4, "commit at 4")
+    assert set(http.docs("search-orders")) == {f"o{i}" for i in range(4)}
+    assert not http.exists("db.orders")
+
+
+def test_drop_invalid_message_skips_records_that_cannot_be_documents(
+        harness, es_url) -> None:
+    h, http = harness, Http(es_url)
+    h.backend.create_topic("mixed", 1)
+    produce(h, "mixed", [("a", envelope(row(1))), (None, envelope(row(2))),
+                         ("c", envelope(row(3)))])
+    h.create("es", sink(es_url, "mixed", **{"drop.invalid.message": "true"}))
+    wait_for(lambda: committed(h.backend, "connect-es", "mixed") == 3, "commit at 3")
+    assert set(http.docs("mixed")) == {"a", "c"}
+
+    h.create("strict", sink(es_url, "mixed", **{"errors.task.restart.enable": "false"}))
+    h.wait_task("strict", "FAILED")
+    trace = h.herder.task_status("strict", 0).trace or ""
+    assert "can not be null" in trace and "drop.invalid.message" in trace
+    assert (committed(h.backend, "connect-strict", "mixed") or 0) <= 1
