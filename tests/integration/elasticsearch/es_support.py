@@ -9,6 +9,7 @@ import ipaddress
 import json
 import ssl
 import threading
+import time
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -140,6 +141,7 @@ class FaultProxy:
         self.bulk_calls = 0
         self.bulk_bodies: list[bytes] = []
         self.refused = 0  # connections dropped while down
+        self.bulk_delay_s = 0.0  # a slow server: each bulk request answers this late
         self._lock = threading.Lock()
         proxy = self
 
@@ -218,6 +220,8 @@ class FaultProxy:
                         "reason": f"Invalid media-type value on headers [{value}]"},
                         "status": 400})
         if is_bulk:
+            if self.bulk_delay_s:
+                time.sleep(self.bulk_delay_s)
             with self._lock:
                 self.bulk_calls += 1
                 self.bulk_bodies.append(body)

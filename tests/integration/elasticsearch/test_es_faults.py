@@ -185,3 +185,33 @@ def test_https_with_a_pem_truststore_and_gzip(harness, es_url, tmp_path) -> None
         assert "CERTIFICATE_VERIFY_FAILED" in errors["connection.url"][0]
     finally:
         tls.close()
+
+
+def test_a_full_buffer_blocks_put_and_fails_after_flush_timeout(
+        harness, es_url, proxy) -> None:
+    """``max.buffered.records`` bounds what waits in memory: against a slow server put()
+    blocks (records still all arrive); when the server is slower than
+    ``flush.timeout.ms`` the task fails saying so, with nothing unindexed committed."""
+    h, http = harness, Http(es_url)
+    h.backend.create_topic("t", 1)
+    _produce_keys(h, "t", 30)
+    proxy.bulk_delay_s = 0.1
+    h.create("es", sink(proxy.url, "t", **{"max.buffered.records": "4", "batch.size": "2",
+                                           "max.in.flight.requests": "2"}))
+    wait_for(lambda: committed(h.backend, "connect-es", "t") == 30, "commit at 30")
+    assert len(http.docs("t")) == 30
+    assert proxy.bulk_calls >= 15
+
+    h.backend.create_topic("slow", 1)
+    h.backend.produce("slow", [ProducerRecord(f"s{i}".encode(), envelope(row(i)))
+                               for i in range(10)])
+    proxy.bulk_delay_s = 2.5
+    h.create("slow", sink(proxy.url, "slow", **{
+        "max.buffered.records": "2", "batch.size": "1", "max.in.flight.requests": "1",
+        "flush.timeout.ms": "1000", "read.timeout.ms": "10000",
+        "errors.task.restart.enable": "false"}))
+    h.wait_task("slow", "FAILED")
+    trace = h.herder.task_status("slow", 0).trace or ""
+    assert "flush.timeout.ms=1000" in trace
+    done = committed(h.backend, "connect-slow", "slow") or 0
+    assert {f"s{i}" for i in range(done)} <= set(http.docs("slow"))
