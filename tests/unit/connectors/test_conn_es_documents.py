@@ -185,3 +185,15 @@ def test_a_retried_unversioned_write_is_followed_by_the_later_writes_of_its_id()
     versioned = [_Item(to_action(cfg(), rec({"v": n}, key="a", offset=n)), OffsetState(n))
                  for n in range(3)]
     assert _with_later_writes_of_the_same_ids(versioned, [versioned[0]]) == [versioned[0]]
+
+
+def test_java_keystores_are_refused_naming_the_key(tmp_path) -> None:
+    jks = tmp_path / "truststore.jks"
+    jks.write_bytes(b"\xfe\xed\xfe\xed\x00\x00\x00\x02")
+    with pytest.raises(ConfigError) as err:
+        cfg(**{"elastic.security.protocol": "SSL",
+               "elastic.https.ssl.truststore.location": str(jks)})
+    assert err.value.name == "elastic.https.ssl.truststore.location"
+    assert "not a PEM file" in str(err.value)
+    with pytest.raises(ConfigError, match="cannot read"):
+        cfg(**{"elastic.https.ssl.keystore.location": str(tmp_path / "missing.pem")})
