@@ -65,6 +65,11 @@ class BulkWriter:
         self._to_report: deque[tuple[_Item, str]] = deque()
         self._reports: list[Future[None]] = []
         self.stopping = stopping  # set by the task's stop(): retries give up at once
+        # Requests allowed in flight: max.in.flight.requests, halved when the server is
+        # overloaded (a timeout or 429), grown back by one per clean request (AIMD), so a
+        # slow server is not sent work it will only time out on and get again.
+        self._slots = config.max_in_flight
+        self._overloads = 0
 
     # -- task thread ----------------------------------------------------------------
     def check(self) -> None:
@@ -78,13 +83,7 @@ class BulkWriter:
         deadline = time.monotonic() + self._config.flush_timeout_ms / 1000
         with self._cond:
             while self._buffered >= limit and self._error is None:
-                if not self._cond.wait(min(0.5, max(0.0, deadline - time.monotonic()))) \
-                        and time.monotonic() >= deadline:
-                    raise ConnectError(
-                        f"{self._buffered} records were still buffered after "
-                        f"flush.timeout.ms={self._config.flush_timeout_ms}; the server is "
-                        "too slow or unreachable (raise flush.timeout.ms or "
-                        "max.buffered.records, or lower the load)")
+                self._wait_until(deadline)
             self._buffered += 1
         self.check()
         max_bytes = self._config.bulk_size_bytes
@@ -108,7 +107,7 @@ class BulkWriter:
             if (time.monotonic() - self._batch_started) * 1000 < self._config.linger_ms:
                 return
             with self._cond:
-                if len(self._in_flight) >= self._config.max_in_flight:
+                if len(self._in_flight) >= self._slots:
                     return
         self._submit()
 
@@ -150,10 +149,12 @@ class BulkWriter:
         # that touches a document still in flight waits for that request (order per id).
         keys = frozenset((i.action.index, i.action.id) for i in batch
                          if not i.action.external and i.action.id is not None)
+        deadline = time.monotonic() + self._config.flush_timeout_ms / 1000
         with self._cond:
-            if keys:
-                while any(k & keys for f, k in self._in_flight) and self._error is None:
-                    self._cond.wait(0.5)
+            while self._error is None and (
+                    len(self._in_flight) >= self._slots
+                    or (keys and any(k & keys for f, k in self._in_flight))):
+                self._wait_until(deadline)
             entry: list[Any] = []
             future = self._pool.submit(self._run, batch, entry)
             self._in_flight.append((future, keys))
@@ -179,6 +180,31 @@ class BulkWriter:
                     if entry else self._in_flight
                 self._cond.notify_all()
 
+    def _wait_until(self, deadline: float) -> None:
+        """Wait on the condition (held) for a request to finish; ``ConnectError`` once
+        ``flush.timeout.ms`` has passed."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ConnectError(
+                f"{self._buffered} records were still buffered after "
+                f"flush.timeout.ms={self._config.flush_timeout_ms}; the server is too slow "
+                "or unreachable (raise flush.timeout.ms or max.buffered.records, or lower "
+                "the load)")
+        self._cond.wait(min(0.5, left))
+
+    def _overloaded(self) -> None:
+        with self._cond:
+            self._overloads += 1
+            if self._slots > 1:
+                self._slots //= 2
+                log.info("Server overloaded: %d bulk requests in flight at most", self._slots)
+
+    def _healthy(self) -> None:
+        with self._cond:
+            if self._slots < self._config.max_in_flight:
+                self._slots += 1
+                self._cond.notify_all()
+
     def _fail(self, exc: BaseException) -> None:
         with self._cond:
             if self._error is None:
@@ -190,10 +216,14 @@ class BulkWriter:
         items = batch
         attempt = 0
         while items:
-            response = self._client.bulk(b"".join(i.action.lines for i in items))
+            overloads_before = self._overloads
+            response = self._client.bulk(b"".join(i.action.lines for i in items),
+                                         self._overloaded)
             if not response.get("errors"):
                 for item in items:
                     item.state.done()
+                if self._overloads == overloads_before and attempt == 0:
+                    self._healthy()
                 return
             retry: list[_Item] = []
             last = ""
@@ -209,6 +239,7 @@ class BulkWriter:
                     f"{len(retry)} bulk items were still refused after "
                     f"{self._config.max_retries} retries (max.retries), e.g. "
                     f"{last}")
+            self._overloaded()
             delay = backoff_s(self._config.retry_backoff_ms, attempt)
             log.warning("%d bulk items were refused (429/5xx); retrying them in %.0f ms",
                         len(retry), delay * 1000)

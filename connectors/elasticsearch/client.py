@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import urllib3
 from elastic_transport import ConnectionError as TransportConnectionError
-from elastic_transport import TransportError, Urllib3HttpNode
+from elastic_transport import ConnectionTimeout, TransportError, Urllib3HttpNode
 from elasticsearch import ApiError, AuthenticationException, AuthorizationException, Elasticsearch
 
 from connect.api import ConnectError, Schema, Type
@@ -274,10 +274,20 @@ class EsClient:
         return None
 
     # -- bulk -----------------------------------------------------------------------
-    def bulk(self, body: bytes) -> dict[str, Any]:
+    def bulk(self, body: bytes,
+             on_overload: Callable[[], None] = lambda: None) -> dict[str, Any]:
         """One bulk request (retried as a whole on connection errors, 429 and 5xx);
-        returns ``errors`` and per-item ``status``/``error``."""
+        returns ``errors`` and per-item ``status``/``error``. ``on_overload`` is called
+        when the server answered 429 or did not answer within the timeout."""
         def send(attempt: int) -> dict[str, Any]:
+            try:
+                return _send(attempt)
+            except (ConnectionTimeout, ApiError) as exc:
+                if isinstance(exc, ConnectionTimeout) or exc.meta.status == 429:
+                    on_overload()
+                raise
+
+        def _send(attempt: int) -> dict[str, Any]:
             # A server too busy to answer within read.timeout.ms gets longer on each
             # retry: retrying at the same timeout only queues the same work again.
             timeout = (self.config.connection_timeout_ms

@@ -24,16 +24,20 @@ def _produce_keys(h, topic: str, n: int, start: int = 0) -> None:
                               for i in range(start, start + n)])
 
 
-def test_429_and_5xx_are_retried_with_backoff(harness, es_url, proxy) -> None:
+def test_429_and_5xx_are_retried_with_backoff(harness, es_url, proxy, caplog) -> None:
+    """Refused requests and refused items are retried until indexed; a 429 also halves
+    the requests the task keeps in flight (grown back as requests succeed)."""
     h, http = harness, Http(es_url)
     h.backend.create_topic("t", 1)
     proxy.fail_bulk(2, 503)
     proxy.fail_bulk(1, 429)
     proxy.reject_items(2)
     _produce_keys(h, "t", 10)
-    h.create("es", sink(proxy.url, "t", **{"batch.size": "3", "max.retries": "8"}))
-    wait_for(lambda: committed(h.backend, "connect-es", "t") == 10, "commit at 10",
-             detail=lambda: h.herder.connector_status("es").to_json())
+    with caplog.at_level(logging.INFO, logger="connectors.elasticsearch.bulk"):
+        h.create("es", sink(proxy.url, "t", **{"batch.size": "3", "max.retries": "8"}))
+        wait_for(lambda: committed(h.backend, "connect-es", "t") == 10, "commit at 10",
+                 detail=lambda: h.herder.connector_status("es").to_json())
+    assert "Server overloaded: 2 bulk requests in flight at most" in caplog.text
     assert set(http.docs("t")) == {f"k{i}" for i in range(10)}
     assert h.task_state("es") == "RUNNING"
     # 4 batches of at most 3 records, plus 5 refused attempts.
