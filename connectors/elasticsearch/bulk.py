@@ -70,6 +70,7 @@ class BulkWriter:
         # slow server is not sent work it will only time out on and get again.
         self._slots = config.max_in_flight
         self._overloads = 0
+        self._clean = 0  # clean requests since the limit last grew
 
     # -- task thread ----------------------------------------------------------------
     def check(self) -> None:
@@ -195,14 +196,19 @@ class BulkWriter:
     def _overloaded(self) -> None:
         with self._cond:
             self._overloads += 1
+            self._clean = 0
             if self._slots > 1:
                 self._slots //= 2
                 log.info("Server overloaded: %d bulk requests in flight at most", self._slots)
 
     def _healthy(self) -> None:
         with self._cond:
-            if self._slots < self._config.max_in_flight:
+            self._clean += 1
+            # One more slot per "round" of clean requests (as TCP grows its window per
+            # round trip), so the limit does not spring back into the next timeout.
+            if self._slots < self._config.max_in_flight and self._clean >= self._slots:
                 self._slots += 1
+                self._clean = 0
                 self._cond.notify_all()
 
     def _fail(self, exc: BaseException) -> None:
