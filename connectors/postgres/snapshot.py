@@ -17,6 +17,7 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.types.string import TextLoader
 
 from connect.api import SourceRecord
 from connectors.postgres.config import PostgresConfig, TableId
@@ -68,8 +69,11 @@ class Snapshot:
 
     def _table_rows(self, ts: TableSchema) -> Iterator[tuple[list[Any], bool]]:
         """A table's rows as text, each with whether it is the table's last."""
-        columns = sql.SQL(", ").join(
-            sql.SQL("{}::text").format(sql.Identifier(c.name)) for c in ts.source_columns)
+        # Every column as its type's text output, exactly as pgoutput sends it (a cast
+        # to text would differ: char(n) loses its padding, booleans read 'true').
+        for c in ts.source_columns:
+            self.conn.adapters.register_loader(c.type_oid, TextLoader)
+        columns = sql.SQL(", ").join(sql.Identifier(c.name) for c in ts.source_columns)
         query = sql.SQL("SELECT {} FROM {}").format(
             columns, sql.Identifier(ts.table.schema, ts.table.table))
         with self.conn.cursor(name=f"ferry_snapshot_{id(ts)}") as cur:

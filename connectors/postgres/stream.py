@@ -45,7 +45,8 @@ class ChangeStream:
     """Single-threaded: the task's poll thread drives it."""
 
     def __init__(self, config: PostgresConfig, factory: EventFactory,
-                 load_schema: SchemaLoader, position: Position | None) -> None:
+                 load_schema: SchemaLoader, position: Position | None,
+                 start_lsn: int = 0) -> None:
         self.config = config
         self.factory = factory
         self.load_schema = load_schema
@@ -57,7 +58,9 @@ class ChangeStream:
         self._skip_tx = False
         self._lsn = 0
         self._at_lsn = 0
-        self._last_commit: int | None = self.position.lsn_commit
+        # Before the first commit, the stream's start stands for the last commit: no
+        # transaction committed before it is ever sent.
+        self._last_commit: int | None = self.position.lsn_commit or start_lsn or None
         self._tx_total = 0
         self._tx_counts: dict[str, int] = {}
         self.in_transaction = False
@@ -105,11 +108,10 @@ class ChangeStream:
         skipped = self._skip_tx
         self._skip_tx = False
         self._last_commit = msg.commit_lsn
-        if self._resume is not None and self._resume.lsn_commit is not None \
-                and msg.commit_lsn < self._resume.lsn_commit:
-            return []
-        self._resume = None
-        if skipped or begin is None or not self.config.provide_transaction_metadata:
+        if skipped:
+            return []  # emitted whole by a previous run
+        self._resume = None  # past the resume point: the rest is new
+        if begin is None or not self.config.provide_transaction_metadata:
             return []
         self.position = Position(msg.commit_lsn, None, msg.commit_lsn, 0, msg.commit_ts_us)
         return [self._tx_record("END", begin, self._tx_total)]

@@ -171,7 +171,9 @@ class PostgresSourceTask(SourceTask):
         if streamed and lost and mode != "when_needed":
             why = ("does not exist (dropped?)" if slot is None else
                    "was invalidated: the server removed WAL it needed "
-                   "(max_slot_wal_keep_size)")
+                   "(max_slot_wal_keep_size)" if slot.wal_status == "lost" else
+                   f"is at {slot.confirmed_flush_lsn}, past what this connector delivered "
+                   "(another client consumed or advanced it)")
             raise FatalError(
                 f"replication slot {cfg.slot_name!r} {why}; changes since LSN "
                 f"{format_lsn(position.stream_start)} are lost. Set snapshot.mode="  # type: ignore[union-attr]
@@ -222,7 +224,8 @@ class PostgresSourceTask(SourceTask):
         assert self._repl is not None
         resume = self._position if (self._position is not None
                                     and self._position.snapshot is None) else None
-        self._stream = ChangeStream(self.cfg, self.factory, self._relation_schema, resume)
+        self._stream = ChangeStream(self.cfg, self.factory, self._relation_schema, resume,
+                                    start)
         self._repl.start(self.cfg.slot_name, self.cfg.publication_name, start)
         self._confirmed = max(self._confirmed, 0)
         log.info("streaming from slot %s at %s", self.cfg.slot_name, format_lsn(start))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from connect.api import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
+from connect.api import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 
 __all__ = ["ColumnType", "PgType", "TypeMapper"]
 
@@ -168,7 +168,16 @@ class TypeMapper:
         builder, convert, placeholder = found
         if optional:
             builder.optional()
-        return ColumnType(builder.build(), convert, placeholder)
+        schema = builder.build()
+        if schema.type is Type.STRUCT:
+            # Struct values must carry the column's own (optional or not) schema.
+            inner = convert
+
+            def convert(text: str, inner: Converter = inner) -> Struct | None:
+                value = inner(text)
+                return None if value is None else Struct.from_values(
+                    schema, value.values(), validate=False)
+        return ColumnType(schema, convert, placeholder)
 
     def _builder(self, oid: int, typmod: int
                  ) -> tuple[SchemaBuilder, Converter, Any] | None:
