@@ -174,13 +174,13 @@ def test_resume_skips_exactly_what_was_emitted() -> None:
 
 
 def test_config_errors_name_the_key() -> None:
-    with pytest.raises(ConfigError, match="plugin.name"):
+    with pytest.raises(ConfigError, match=r"plugin\.name"):
         PostgresConfig.parse({**BASE, "plugin.name": "decoderbufs"})
-    with pytest.raises(ConfigError, match="max.queue.size"):
+    with pytest.raises(ConfigError, match=r"max\.queue\.size"):
         PostgresConfig.parse({**BASE, "max.batch.size": "10", "max.queue.size": "5"})
-    with pytest.raises(ConfigError, match="message.key.columns"):
+    with pytest.raises(ConfigError, match=r"message\.key\.columns"):
         PostgresConfig.parse({**BASE, "message.key.columns": "nocolon"})
-    with pytest.raises(ConfigError, match="table.exclude.list"):
+    with pytest.raises(ConfigError, match=r"table\.exclude\.list"):
         PostgresConfig.parse({**BASE, "table.include.list": "a", "table.exclude.list": "b"})
     assert PostgresConfig.parse({**BASE, "snapshot.mode": "never"}).snapshot_mode == "no_data"
 
