@@ -196,3 +196,32 @@ def test_postgres_restarted_under_the_connector(pg, db, tmp_path: Path) -> None:
     finally:
         assert worker.stop() == 0, worker.output()
     check_events([v for _, v in read_topic(worker.data, TOPIC)], writer.done)
+
+
+def test_extract_new_record_state_feeds_a_file_sink(pg, db, tmp_path: Path) -> None:
+    """Debezium's usual CDC → sink pipeline: the sink unwraps the envelope with
+    io.debezium.transforms.ExtractNewRecordState (deletes rewritten, ``__op`` added)."""
+    out = tmp_path / "rows.txt"
+    sink = {"name": "rows", "config": {
+        "connector.class": "FileStreamSink", "file": str(out), "topics": TOPIC,
+        "transforms": "unwrap",
+        "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+        "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
+        "transforms.unwrap.add.fields": "op"}}
+    worker = CdcWorker(tmp_path, [debezium_json(pg, db, **{
+        "table.include.list": "public.acct"}), sink])
+    worker.start()
+    try:
+        def lines() -> list[str]:
+            return out.read_text().splitlines() if out.exists() else []
+        worker.wait(lambda: len(lines()) >= 200, "the snapshot in the file")
+        with psycopg.connect(pg.dsn(db), autocommit=True) as conn:
+            conn.execute("UPDATE acct SET n = 5 WHERE id = 7")
+            conn.execute("DELETE FROM acct WHERE id = 8")
+        worker.wait(lambda: len(lines()) >= 202, "the update and the delete")
+    finally:
+        assert worker.stop() == 0, worker.output()
+    got = lines()
+    assert got[0] == "Struct(id=1, n=0, __op='r', __deleted='false')"
+    assert got[200:] == ["Struct(id=7, n=5, __op='u', __deleted='false')",
+                         "Struct(id=8, n=0, __op='d', __deleted='true')"]

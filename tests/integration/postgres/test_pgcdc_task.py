@@ -494,3 +494,30 @@ def test_wal_level_not_logical_is_named(tmp_path):
         assert "wal_level" in " ".join(m for ms in errors.values() for m in ms)
     finally:
         server.close()
+
+
+def test_a_lost_slot_fails_with_an_explanation_or_is_recovered_by_when_needed(pg, db):
+    sql(pg, "CREATE TABLE ls (id int PRIMARY KEY)", "INSERT INTO ls VALUES (1)", dbname=db)
+    p = props(pg, db)
+    d = Driver(p)
+    try:
+        d.commit(d.poll_until(1))
+        sql(pg, "INSERT INTO ls VALUES (2)", dbname=db)
+        d.commit(d.poll_until(1))
+    finally:
+        d.stop()
+    sql(pg, f"SELECT pg_drop_replication_slot('{p['slot.name']}')")
+    sql(pg, "INSERT INTO ls VALUES (3)", dbname=db)  # lost with the slot
+    again = Driver(p, d.store)
+    with pytest.raises(ConnectError, match=r"does not exist .*when_needed"):
+        again.task.poll()
+    again.stop()
+    recovered = Driver({**p, "snapshot.mode": "when_needed"}, d.store)
+    try:
+        records = recovered.poll_until(3)
+        assert [(r.key.get("id"), recovered.payload(r)["op"]) for r in records] == [
+            (1, "r"), (2, "r"), (3, "r")]
+        sql(pg, "INSERT INTO ls VALUES (4)", dbname=db)
+        assert [r.key.get("id") for r in recovered.poll_until(1)] == [4]
+    finally:
+        recovered.stop()
