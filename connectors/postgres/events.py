@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -205,8 +204,10 @@ class EventFactory:
     def source(self, table: TableId, info: SourceInfo) -> Struct:
         sequence = None
         if info.lsn is not None:
-            last = None if info.last_commit_lsn is None else str(info.last_commit_lsn)
-            sequence = json.dumps([last, str(info.lsn)], separators=(",", ":"))
+            # Debezium's ["<last commit LSN>","<LSN>"], a JSON array as a string.
+            last = "null" if info.last_commit_lsn is None else f'"{info.last_commit_lsn}"'
+            sequence = f'[{last},"{info.lsn}"]'
+
         ts_us = info.ts_us
         return Struct.from_values(SOURCE_SCHEMA, [
             self.version, "postgresql", self.config.topic_prefix, ts_us // 1000,
@@ -217,10 +218,13 @@ class EventFactory:
     def change(self, ts: TableSchema, op: str, before: Struct | None, after: Struct | None,
                info: SourceInfo, offset: Mapping[str, Any],
                transaction: Struct | None = None, key: Struct | None = None,
-               headers: Headers | None = None) -> SourceRecord:
+               headers: Headers | None = None, source: Struct | None = None
+               ) -> SourceRecord:
+        """A change event; ``source`` may be a block shared by several events (the
+        snapshot's rows), never changed after it is built."""
         now_ns = time.time_ns()
         value = Struct.from_values(ts.envelope_schema, [
-            before, after, self.source(ts.table, info), transaction, op,
+            before, after, source or self.source(ts.table, info), transaction, op,
             now_ns // 1_000_000, now_ns // 1000, now_ns], validate=False)
         if key is None:
             key = ts.key(after if after is not None else before)

@@ -125,12 +125,24 @@ class Snapshot:
         out: list[SourceRecord] = []
         now_us = time.time_ns() // 1000
         f = self.factory
+        # The rows of one batch share their offset and source block (per table and
+        # marker): neither is ever changed once built.
+        offsets: dict[bool, dict[str, Any]] = {}
+        sources: dict[tuple[int, str], Any] = {}
         for ts, row, marker in self._items:
             last = marker == "last"
-            position = Position(None, None, None, 0, now_us,
-                                SnapshotState(self.lsn, self.tx_id, last))
-            info = SourceInfo(now_us, marker, self.tx_id, self.lsn, None)
-            out.append(f.change(ts, "r", None, ts.row(row), info, position.to_offset()))
+            offset = offsets.get(last)
+            if offset is None:
+                offset = offsets[last] = Position(
+                    None, None, None, 0, now_us,
+                    SnapshotState(self.lsn, self.tx_id, last)).to_offset()
+            source = sources.get((id(ts), marker))
+            if source is None:
+                info = SourceInfo(now_us, marker, self.tx_id, self.lsn, None)
+                source = sources[(id(ts), marker)] = f.source(ts.table, info)
+            after = ts.row(row)
+            out.append(f.change(ts, "r", None, after, None, offset,  # type: ignore[arg-type]
+                                key=ts.key(after), source=source))
             self.rows += 1
             if len(out) >= n:
                 return out
