@@ -225,3 +225,41 @@ def test_extract_new_record_state_feeds_a_file_sink(pg, db, tmp_path: Path) -> N
     assert got[0] == "Struct(id=1, n=0, __op='r', __deleted='false')"
     assert got[200:] == ["Struct(id=7, n=5, __op='u', __deleted='false')",
                          "Struct(id=8, n=0, __op='d', __deleted='true')"]
+
+
+def test_rest_validate_names_the_key_and_masks_the_password(pg, db, tmp_path: Path) -> None:
+    import requests
+
+    worker = CdcWorker(tmp_path, [])
+    worker.start()
+    try:
+        config = {**debezium_json(pg, db)["config"], "connector.class": "postgres",
+                  "name": "inventory-connector"}
+
+        def validate(**changes: str) -> dict[str, Any]:
+            response = requests.put(
+                f"{worker.base}/connector-plugins/postgres/config/validate",
+                json={**config, **changes}, timeout=30)
+            assert response.status_code == 200, response.text
+            return response.json()
+
+        good = validate()
+        assert good["error_count"] == 0, [c["value"] for c in good["configs"]
+                                          if c["value"]["errors"]]
+        bad = validate(**{"database.password": "wrong-secret"})
+        errors = {c["value"]["name"]: c["value"] for c in bad["configs"]
+                  if c["value"]["errors"]}
+        assert list(errors) == ["database.password"]
+        assert "wrong-secret" not in json_dump(bad)
+        assert validate(**{"plugin.name": "decoderbufs"})["error_count"] == 1
+        missing = validate(**{"table.include.list": "public.nothere"})
+        assert [c["value"]["name"] for c in missing["configs"] if c["value"]["errors"]] == [
+            "table.include.list"]
+    finally:
+        assert worker.stop() == 0, worker.output()
+
+
+def json_dump(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
