@@ -100,7 +100,7 @@ class TableSchema:
         value = SchemaBuilder.struct().name(f"{base}.Value").optional()
         key = SchemaBuilder.struct().name(f"{base}.Key")
         # (position in the source row, column type) of each emitted column
-        self._emitted: list[tuple[int, ColumnType, Any]] = []
+        self._emitted: list[tuple[int, ColumnType, Any, Any]] = []
         key_set = set(key_names)
         key_types: dict[str, ColumnType] = {}
         for pos, col in enumerate(columns):
@@ -113,7 +113,7 @@ class TableSchema:
             if in_key:
                 key_types[col.name] = mapper.map(col.type_oid, col.typmod, False)  # type: ignore[assignment]
             fallback = None if ctype.schema.optional else _fallback(ctype.schema)
-            self._emitted.append((pos, ctype, fallback))
+            self._emitted.append((pos, ctype, fallback, ctype.convert))
             value.field(col.name, ctype.schema)
         self.value_schema = value.build()
         names = [c.name for c in columns]
@@ -140,23 +140,21 @@ class TableSchema:
         """The value struct of a row of text values in source column order. An
         unchanged TOASTed value comes from ``old`` (REPLICA IDENTITY FULL) when it has
         it, else it is the ``unavailable.value.placeholder``."""
-        values = []
-        append = values.append
-        for pos, ctype, fallback in self._emitted:
-            text = texts[pos]
-            if text is None:
-                # A NOT NULL column missing from a key-only before image: Debezium's
-                # fallback value for the type.
-                append(fallback)
-            elif text is UNCHANGED_TOAST:
-                prior = None if old is None else old[pos]
-                if prior is not None and prior is not UNCHANGED_TOAST:
-                    append(ctype.convert(prior))
-                else:
-                    append(ctype.placeholder)
-            else:
-                append(ctype.convert(text))
+        toast = UNCHANGED_TOAST
+        # A None is NULL, or for a NOT NULL column missing from a key-only before image
+        # Debezium's fallback value for the type (0, "", false).
+        values = [fallback if (text := texts[pos]) is None
+                  else convert(text) if text is not toast
+                  else self._unchanged(ctype, old, pos)
+                  for pos, ctype, fallback, convert in self._emitted]
         return Struct.from_values(self.value_schema, values, validate=False)
+
+    @staticmethod
+    def _unchanged(ctype: ColumnType, old: Sequence[Any] | None, pos: int) -> Any:
+        prior = None if old is None else old[pos]
+        if prior is not None and prior is not UNCHANGED_TOAST:
+            return ctype.convert(prior)
+        return ctype.placeholder
 
     def key(self, value: Struct | None) -> Struct | None:
         if self.key_schema is None or value is None:

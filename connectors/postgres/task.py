@@ -35,6 +35,8 @@ __all__ = ["PostgresSourceTask"]
 log = logging.getLogger(__name__)
 
 _AUTH_STATES = ("28P01", "28000", "3D000", "42501")
+#: How often the slot's confirmed LSN and retained WAL are logged while streaming.
+SLOT_REPORT_S = 60.0
 
 
 class FatalError(ConnectError):
@@ -63,6 +65,7 @@ class PostgresSourceTask(SourceTask):
         self._to_confirm = 0  # the LSN the stored offsets allow to confirm
         self._last_status = 0.0
         self._last_heartbeat = time.monotonic()
+        self._last_slot_report = time.monotonic()
         self._wal_end = 0
         self._failing_since: float | None = None
         self._retry_at = 0.0
@@ -295,6 +298,13 @@ class PostgresSourceTask(SourceTask):
                 out.append(self.factory.heartbeat(position.to_offset()))
         if reply or (now - self._last_status) * 1000 >= cfg.status_update_interval_ms:
             self._send_status()
+        if now - self._last_slot_report >= SLOT_REPORT_S and self._db is not None:
+            self._last_slot_report = now
+            slot = catalog.slot_info(self._db, cfg.slot_name)
+            if slot is not None:
+                log.info("slot %s: confirmed %s, retains %s bytes of WAL (%s)",
+                         cfg.slot_name, slot.confirmed_flush_lsn, slot.retained_wal_bytes,
+                         slot.wal_status)
         return out or None
 
     def _send_status(self) -> None:
