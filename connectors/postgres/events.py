@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,8 @@ TRANSACTION_BLOCK_SCHEMA = (
     .field("data_collection_order", Schema.INT64_SCHEMA)
     .build())
 
+log = logging.getLogger(__name__)
+
 #: Debezium's envelope schema version (``io.debezium.data.Envelope.SCHEMA_VERSION``).
 ENVELOPE_VERSION = 2
 
@@ -109,6 +112,9 @@ class TableSchema:
                 continue
             ctype = mapper.map(col.type_oid, col.typmod, col.optional and not in_key)
             if ctype is None:
+                log.warning("column %s.%s has a type without a mapping (OID %d); it is left "
+                            "out (include.unknown.datatypes=true sends it as bytes of its "
+                            "text form)", table, col.name, col.type_oid)
                 continue
             if in_key:
                 key_types[col.name] = mapper.map(col.type_oid, col.typmod, False)  # type: ignore[assignment]
