@@ -521,3 +521,19 @@ def test_a_lost_slot_fails_with_an_explanation_or_is_recovered_by_when_needed(pg
         assert [r.key.get("id") for r in recovered.poll_until(1)] == [4]
     finally:
         recovered.stop()
+
+
+@pytest.mark.parametrize("include", ["false", "true"])
+def test_types_without_a_mapping(pg, db, include):
+    sql(pg, "CREATE TABLE unk (id int PRIMARY KEY, span interval)",
+        "INSERT INTO unk VALUES (1, '1 day')", dbname=db)
+    d = Driver(props(pg, db, **{"include.unknown.datatypes": include}))
+    try:
+        [record] = d.poll_until(1)
+        after = record.value.get("after")
+        if include == "false":
+            assert [f.name for f in after.schema.fields] == ["id"]
+        else:
+            assert after.get("span") == b"P1D"  # its text form (IntervalStyle iso_8601)
+    finally:
+        d.stop()
