@@ -155,6 +155,15 @@ class TableSchema:
                   for pos, ctype, fallback, convert in self._emitted]
         return Struct.from_values(self.value_schema, values, validate=False)
 
+    def row_and_key(self, texts: Sequence[Any]) -> tuple[Struct, Struct | None]:
+        """``row(texts)`` and its key, from one list of values."""
+        value = self.row(texts)
+        if self.key_schema is None:
+            return value, None
+        values = value.values()
+        return value, Struct.from_values(
+            self.key_schema, [values[i] for i in self._key_positions], validate=False)
+
     @staticmethod
     def _unchanged(ctype: ColumnType, old: Sequence[Any] | None, pos: int) -> Any:
         prior = None if old is None else old[pos]

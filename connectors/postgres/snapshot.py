@@ -140,9 +140,9 @@ class Snapshot:
             if source is None:
                 info = SourceInfo(now_us, marker, self.tx_id, self.lsn, None)
                 source = sources[(id(ts), marker)] = f.source(ts.table, info)
-            after = ts.row(row)
+            after, key = ts.row_and_key(row)
             out.append(f.change(ts, "r", None, after, None, offset,  # type: ignore[arg-type]
-                                key=ts.key(after), source=source))
+                                key=key, source=source))
             self.rows += 1
             if len(out) >= n:
                 return out

@@ -180,8 +180,9 @@ class ChangeStream:
         if isinstance(msg, pg.Insert):
             if "c" in skipped:
                 return []
-            return [f.change(ts, "c", None, ts.row(msg.new), info, offset,
-                             self._tx_block(ts, begin))]
+            after, key = ts.row_and_key(msg.new)
+            return [f.change(ts, "c", None, after, info, offset, self._tx_block(ts, begin),
+                             key=key)]
         if isinstance(msg, pg.Delete):
             if "d" in skipped:
                 return []

@@ -86,13 +86,22 @@ def _ts_micros(text: str) -> int:
 
 
 def _zoned(width: int) -> Converter:
+    """timestamptz as Debezium's ZonedTimestamp: ISO 8601 in UTC with ``width`` fraction
+    digits (the column's precision)."""
     def convert(text: str) -> str:
+        # The session's TimeZone is UTC: '2024-03-01 08:11:12.5+00' is only re-punctuated.
+        if text.endswith("+00") and len(text) >= 22 and text[4] == "-":
+            date, _, clock = text[:-3].partition(" ")
+            hms, _, frac = clock.partition(".")
+            if width > 0:
+                return f"{date}T{hms}.{(frac + '000000')[:width]}Z"
+            return f"{date}T{hms}Z"
         if text in ("infinity", "-infinity"):
             return text
-        value = dt.datetime.fromisoformat(text).astimezone(dt.UTC)
-        base = value.strftime("%Y-%m-%dT%H:%M:%S")
+        value = dt.datetime.fromisoformat(text).astimezone(dt.UTC).replace(tzinfo=None)
+        base = value.isoformat(timespec="seconds")
         if width > 0:
-            base += "." + f"{value.microsecond:06d}{'000'}"[:width]
+            base += "." + f"{value.microsecond:06d}"[:width]
         return base + "Z"
     return convert
 
