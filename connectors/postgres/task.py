@@ -66,7 +66,8 @@ class PostgresSourceTask(SourceTask):
         self._last_status = 0.0
         self._last_heartbeat = time.monotonic()
         self._last_slot_report = time.monotonic()
-        self._wal_end = 0
+        self._wal_end = 0  # of the last keepalive received outside a transaction
+        self._delivered = True  # every record poll() returned has its offset stored
         self._failing_since: float | None = None
         self._retry_at = 0.0
         self._backoff = 0.5
@@ -100,6 +101,7 @@ class PostgresSourceTask(SourceTask):
                     records = None
             self._failing_since, self._backoff = None, 0.5
             if records:
+                self._delivered = False
                 offset = records[-1].source_offset
                 self._position = Position.from_offset(offset)
             elif self._phase == "done":
@@ -164,19 +166,15 @@ class PostgresSourceTask(SourceTask):
         position = self._position
         mode = cfg.snapshot_mode
         streamed = position is not None and position.snapshot is None
-        lost = slot is None or slot.wal_status == "lost" or (
-            # The slot moved past what this connector delivered: someone else consumed
-            # or advanced it, and those changes never reached the topics.
-            streamed and slot.confirmed_flush_lsn is not None
-            and parse_lsn(slot.confirmed_flush_lsn) > position.stream_start)  # type: ignore[union-attr]
+        # A slot ahead of the stored offset is not lost: the task itself confirms the
+        # server's keepalive position when everything it emitted is stored.
+        lost = slot is None or slot.wal_status == "lost"
         snapshot_done = position is not None and (
             position.snapshot is None or position.snapshot.completed)
         if streamed and lost and mode != "when_needed":
             why = ("does not exist (dropped?)" if slot is None else
                    "was invalidated: the server removed WAL it needed "
-                   "(max_slot_wal_keep_size)" if slot.wal_status == "lost" else
-                   f"is at {slot.confirmed_flush_lsn}, past what this connector delivered "
-                   "(another client consumed or advanced it)")
+                   "(max_slot_wal_keep_size)")
             raise FatalError(
                 f"replication slot {cfg.slot_name!r} {why}; changes since LSN "
                 f"{format_lsn(position.stream_start)} are lost. Set snapshot.mode="  # type: ignore[union-attr]
@@ -283,7 +281,8 @@ class PostgresSourceTask(SourceTask):
         reply = False
         for msg in messages:
             if isinstance(msg, Keepalive):
-                self._wal_end = max(self._wal_end, msg.wal_end)
+                if not stream.in_transaction:
+                    self._wal_end = max(self._wal_end, msg.wal_end)
                 reply = reply or msg.reply_requested
             else:
                 out.extend(stream.handle(msg.data_start, msg.payload))
@@ -296,6 +295,11 @@ class PostgresSourceTask(SourceTask):
             position = stream.idle_position(self._wal_end) if not out else stream.position
             if position is not None:
                 out.append(self.factory.heartbeat(position.to_offset()))
+        if not out and self._delivered and not stream.in_transaction:
+            # Nothing in flight: every commit before the server's last keepalive was
+            # received and is stored, so the slot may move there (an idle or filtered
+            # database does not pin WAL, and a shutting-down server is not kept waiting).
+            self._to_confirm = max(self._to_confirm, self._wal_end)
         if reply or (now - self._last_status) * 1000 >= cfg.status_update_interval_ms:
             self._send_status()
         if now - self._last_slot_report >= SLOT_REPORT_S and self._db is not None:
@@ -321,6 +325,7 @@ class PostgresSourceTask(SourceTask):
         so it keeps only WAL not yet delivered."""
         stored = Position.from_offset(
             self.context.offset_storage_reader().offset(self.factory.partition))
+        self._delivered = stored == self._position
         if stored is None or stored.snapshot is not None or stored.lsn_commit is None:
             return
         self._to_confirm = max(self._to_confirm, stored.lsn_commit)

@@ -263,3 +263,38 @@ def json_dump(value: Any) -> str:
     import json
 
     return json.dumps(value)
+
+
+def test_database_gone_fails_the_task_with_a_trace_then_a_restart_resumes(
+        pg, db, tmp_path: Path) -> None:
+    import requests
+
+    worker = CdcWorker(tmp_path, [debezium_json(pg, db, **{"errors.retry.timeout": "3000"})])
+    worker.start()
+    name = "inventory-connector"
+    try:
+        worker.wait(lambda: (worker.offset(name) or {}).get("snapshot_completed"),
+                    "the snapshot to be stored")
+        started = time.monotonic()
+        pg.stop()  # fast shutdown: waits for the connector to confirm all WAL sent
+        assert time.monotonic() - started < 20
+        try:
+            def failed() -> Any:
+                status = worker.get(f"/connectors/{name}/status") or {}
+                tasks = status.get("tasks") or [{}]
+                return tasks[0] if tasks[0].get("state") == "FAILED" else None
+            task = worker.wait(failed, "the task to fail")
+            assert "errors.retry.timeout=3000" in task["trace"]
+            assert "unavailable" in task["trace"]
+        finally:
+            pg.start()
+        with psycopg.connect(pg.dsn(db), autocommit=True) as conn:
+            conn.execute("INSERT INTO acct VALUES (999, 1)")
+        requests.post(f"{worker.base}/connectors/{name}/tasks/0/restart",
+                      timeout=10).raise_for_status()
+        worker.wait(lambda: (worker.offset(name) or {}).get("lsn_commit"),
+                    "the insert streamed after the restart")
+    finally:
+        assert worker.stop() == 0, worker.output()
+    events = [v["payload"] for _, v in read_topic(worker.data, TOPIC)]
+    assert [e["after"]["id"] for e in events if e["op"] == "c"] == [999]

@@ -571,3 +571,36 @@ def test_slot_drop_on_stop(pg, db):
     with psycopg.connect(pg.dsn(), autocommit=True) as conn:
         assert conn.execute("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s",
                             (p["slot.name"],)).fetchone() is None
+
+
+def test_an_idle_slot_advances_without_heartbeats_and_a_restart_still_resumes(pg, db):
+    sql(pg, "CREATE TABLE idle (id int PRIMARY KEY)", "CREATE TABLE noise (id int)",
+        dbname=db)
+    p = props(pg, db, **{"table.include.list": "public.idle",
+                         "publication.autocreate.mode": "filtered",
+                         "status.update.interval.ms": "100"})
+    d = Driver(p)
+    try:
+        assert d.quiet() == []
+        sql(pg, "INSERT INTO idle VALUES (1)", dbname=db)
+        d.commit(d.poll_until(1))
+        with psycopg.connect(pg.dsn(db), autocommit=True) as conn:
+            def confirmed() -> Any:
+                return conn.execute("SELECT confirmed_flush_lsn FROM pg_replication_slots "
+                                    "WHERE slot_name = %s", (p["slot.name"],)).fetchone()[0]
+            before = confirmed()
+            for i in range(20):
+                conn.execute(f"INSERT INTO noise VALUES ({i})")
+            deadline = time.monotonic() + DEADLINE_S
+            while confirmed() <= before and time.monotonic() < deadline:
+                assert d.quiet(0.3) == []
+            assert confirmed() > before
+    finally:
+        d.stop()
+    sql(pg, "INSERT INTO idle VALUES (2)", dbname=db)
+    again = Driver(p, d.store)
+    try:
+        assert [r.key.get("id") for r in again.poll_until(1)] == [2]
+        assert again.quiet() == []
+    finally:
+        again.stop()
