@@ -604,3 +604,35 @@ def test_an_idle_slot_advances_without_heartbeats_and_a_restart_still_resumes(pg
         assert again.quiet() == []
     finally:
         again.stop()
+
+
+def test_the_slot_never_passes_what_the_offsets_hold(pg, db):
+    """Records returned by poll() but whose offsets are not stored keep the slot behind
+    their transaction, however long the task keeps streaming; commit() releases them."""
+    sql(pg, "CREATE TABLE held (id int PRIMARY KEY)", dbname=db)
+    p = props(pg, db, **{"status.update.interval.ms": "50"})
+    d = Driver(p)
+    try:
+        assert d.quiet() == []
+        with psycopg.connect(pg.dsn(db), autocommit=True) as conn:
+            def confirmed() -> int:
+                text = conn.execute("SELECT confirmed_flush_lsn::text FROM "
+                                    "pg_replication_slots WHERE slot_name = %s",
+                                    (p["slot.name"],)).fetchone()[0]
+                high, low = text.split("/")
+                return (int(high, 16) << 32) | int(low, 16)
+            conn.execute("INSERT INTO held VALUES (1)")
+            [record] = d.poll_until(1)
+            # The server resends every transaction whose commit is at or after the
+            # confirmed LSN; the change's own LSN is before its commit.
+            change_lsn = record.value.get("source").get("lsn")
+            for i in range(2, 30):  # more WAL and keepalives while the record is unstored
+                conn.execute(f"INSERT INTO held VALUES ({i})")
+            held = d.poll_until(28)
+            d.quiet(1.0)
+            assert confirmed() <= change_lsn
+            d.commit([record, *held])
+            d.quiet(0.5)
+            assert confirmed() >= held[-1].value.get("source").get("lsn")
+    finally:
+        d.stop()
