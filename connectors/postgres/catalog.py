@@ -40,6 +40,7 @@ class CatalogColumn:
     type_oid: int
     typmod: int
     not_null: bool
+    default_expr: str | None = None  # pg_get_expr of the column's default
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +67,12 @@ def captured_tables(conn: psycopg.Connection[Any], config: PostgresConfig) -> li
 
 def table_columns(conn: psycopg.Connection[Any], table: TableId) -> list[CatalogColumn]:
     rows = conn.execute(
-        "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull FROM pg_attribute a "
+        "SELECT a.attname, a.atttypid, a.atttypmod, a.attnotnull, "
+        "pg_get_expr(d.adbin, d.adrelid) FROM pg_attribute a LEFT JOIN pg_attrdef d "
+        "ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
         "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped "
         "AND a.attgenerated = '' ORDER BY a.attnum", (_regclass(table),)).fetchall()
-    return [CatalogColumn(name, oid, typmod, notnull) for name, oid, typmod, notnull in rows]
+    return [CatalogColumn(*row) for row in rows]
 
 
 def primary_key(conn: psycopg.Connection[Any], table: TableId) -> list[str]:

@@ -77,6 +77,7 @@ class SourceColumn:
     type_oid: int
     typmod: int
     optional: bool
+    default_expr: str | None = None
 
 
 @dataclass(slots=True)
@@ -110,14 +111,16 @@ class TableSchema:
             in_key = col.name in key_set
             if not in_key and not config.captures_column(table, col.name):
                 continue
-            ctype = mapper.map(col.type_oid, col.typmod, col.optional and not in_key)
+            ctype = mapper.map(col.type_oid, col.typmod, col.optional and not in_key,
+                               col.default_expr)
             if ctype is None:
                 log.warning("column %s.%s has a type without a mapping (OID %d); it is left "
                             "out (include.unknown.datatypes=true sends it as bytes of its "
                             "text form)", table, col.name, col.type_oid)
                 continue
             if in_key:
-                key_types[col.name] = mapper.map(col.type_oid, col.typmod, False)  # type: ignore[assignment]
+                key_types[col.name] = mapper.map(col.type_oid, col.typmod, False,  # type: ignore[assignment]
+                                                 col.default_expr)
             fallback = None if ctype.schema.optional else _fallback(ctype.schema)
             self._emitted.append((pos, ctype, fallback, ctype.convert))
             value.field(col.name, ctype.schema)
@@ -181,6 +184,8 @@ class TableSchema:
 
 
 def _fallback(schema: Schema) -> Any:
+    if schema.default_value is not None:
+        return schema.default_value
     name = schema.name
     if name == "org.apache.kafka.connect.data.Decimal":
         return decimal.Decimal(0)

@@ -144,14 +144,23 @@ class Snapshot:
             out.append(f.change(ts, "r", None, after, None, offset,  # type: ignore[arg-type]
                                 key=key, source=source))
             self.rows += 1
+            if last:
+                # End the transaction now: its locks would hold up DDL until next poll.
+                self._finish()
+                return out
             if len(out) >= n:
                 return out
         if out:
             return out
+        self._finish()
+        return None
+
+    def _finish(self) -> None:
+        if self.conn.closed:
+            return
         self.close()
         elapsed = time.monotonic() - self.started
         log.info("snapshot done: %d rows in %.1f s", self.rows, elapsed)
-        return None
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # already broken

@@ -238,8 +238,8 @@ class PostgresSourceTask(SourceTask):
         columns = catalog.table_columns(conn, table)
         catalog.load_types(conn, {c.type_oid for c in columns}, self._types)
         return TableSchema(self.cfg.topic_prefix, table,
-                           [SourceColumn(c.name, c.type_oid, c.typmod, not c.not_null)
-                            for c in columns],
+                           [SourceColumn(c.name, c.type_oid, c.typmod, not c.not_null,
+                                         c.default_expr) for c in columns],
                            self._key_names(conn, table), self._mapper, self.cfg)
 
     def _key_names(self, conn: psycopg.Connection[Any], table: TableId) -> list[str]:
@@ -251,10 +251,14 @@ class PostgresSourceTask(SourceTask):
         if not self.cfg.captures_table(table):
             return None
         assert self._db is not None
-        not_null = {c.name: c.not_null for c in catalog.table_columns(self._db, table)}
+        known = {c.name: c for c in catalog.table_columns(self._db, table)}
         catalog.load_types(self._db, {c.type_oid for c in rel.columns}, self._types)
-        columns = [SourceColumn(c.name, c.type_oid, c.typmod, not not_null.get(c.name, False))
-                   for c in rel.columns]
+        columns = []
+        for c in rel.columns:
+            found = known.get(c.name)
+            columns.append(SourceColumn(
+                c.name, c.type_oid, c.typmod, found is None or not found.not_null,
+                None if found is None else found.default_expr))
         return TableSchema(self.cfg.topic_prefix, table, columns,
                            self._key_names(self._db, table), self._mapper, self.cfg)
 

@@ -12,11 +12,15 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import decimal
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from connect.api import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
+from connectors.postgres.defaults import default_text
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ColumnType", "PgType", "TypeMapper"]
 
@@ -30,6 +34,12 @@ FLOAT4, FLOAT8, BPCHAR, VARCHAR, DATE, TIME, TIMESTAMP, TIMESTAMPTZ = (
 TIMETZ, NUMERIC, UUID, JSONB, INET, CIDR, MACADDR, MACADDR8 = (
     1266, 1700, 2950, 3802, 869, 650, 829, 774)
 _STRINGS = {TEXT, VARCHAR, BPCHAR, NAME, CHAR, INET, CIDR, MACADDR, MACADDR8}
+
+_BUILTIN_NAMES = {BOOL: "bool", BPCHAR: "bpchar", VARCHAR: "varchar", TEXT: "text",
+                  NUMERIC: "numeric", FLOAT4: "float4", FLOAT8: "float8", INT2: "int2",
+                  INT4: "int4", INT8: "int8", JSON: "json", JSONB: "jsonb", XML: "xml",
+                  UUID: "uuid", DATE: "date", TIME: "time", TIMESTAMP: "timestamp",
+                  TIMESTAMPTZ: "timestamptz"}
 
 EPOCH = dt.datetime(1970, 1, 1)
 EPOCH_TZ = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -64,7 +74,7 @@ def _i(text: str) -> int:
 
 
 def _bool(text: str) -> bool:
-    return text == "t"
+    return text[:1] == "t"  # 't' on the wire, 'true' in a default expression
 
 
 def _days(text: str) -> int:
@@ -168,15 +178,22 @@ class TypeMapper:
         self.placeholder = placeholder
         self.types = types  # filled by the catalog for non-built-in OIDs
 
-    def map(self, type_oid: int, typmod: int, optional: bool) -> ColumnType | None:
+    def map(self, type_oid: int, typmod: int, optional: bool,
+            default_expr: str | None = None) -> ColumnType | None:
         """The column's type, or None for a type without a mapping when
-        ``include.unknown.datatypes`` is false (the column is then left out)."""
+        ``include.unknown.datatypes`` is false (the column is then left out). A default
+        expression gives the schema a default value, as Debezium's does."""
         found = self._builder(type_oid, typmod)
         if found is None:
             return None
         builder, convert, placeholder = found
         if optional:
             builder.optional()
+        if default_expr is not None:
+            default = self._default(type_oid, typmod, default_expr, convert)
+            # Debezium sets no Struct default (KAFKA-12694): VariableScaleDecimal has none.
+            if default is not None and not isinstance(default, Struct):
+                builder.default_value(default)
         schema = builder.build()
         if schema.type is Type.STRUCT:
             # Struct values must carry the column's own (optional or not) schema.
@@ -187,6 +204,23 @@ class TypeMapper:
                 return None if value is None else Struct.from_values(
                     schema, value.values(), validate=False)
         return ColumnType(schema, convert, placeholder)
+
+    def _default(self, oid: int, typmod: int, expr: str, convert: Converter) -> Any:
+        info = self.types.get(oid)
+        while info is not None and info.typtype == "d" and info.base:
+            oid, info = info.base, self.types.get(info.base)
+        name = _BUILTIN_NAMES.get(oid) or (info.name if info is not None else "")
+        text = default_text(name, expr, is_enum=info is not None and info.typtype == "e")
+        if text is None:
+            return None
+        try:
+            value = convert(text)
+        except (ValueError, ArithmeticError):
+            log.warning("cannot use the default %r of a %s column; none is set", expr, name)
+            return None
+        if oid == NUMERIC and isinstance(value, decimal.Decimal) and typmod >= 0:
+            value = value.quantize(decimal.Decimal(1).scaleb(-((typmod - 4) & 0xFFFF)))
+        return value
 
     def _builder(self, oid: int, typmod: int
                  ) -> tuple[SchemaBuilder, Converter, Any] | None:

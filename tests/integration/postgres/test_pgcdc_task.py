@@ -636,3 +636,29 @@ def test_the_slot_never_passes_what_the_offsets_hold(pg, db):
             assert confirmed() >= held[-1].value.get("source").get("lsn")
     finally:
         d.stop()
+
+
+def test_column_defaults_are_schema_defaults_as_in_debezium(pg, db):
+    sql(pg, "CREATE TYPE tone AS ENUM ('low', 'high')",
+        "CREATE TABLE df (id serial PRIMARY KEY, n int NOT NULL DEFAULT 42, "
+        "s text DEFAULT 'it''s', f numeric(5,2) DEFAULT 1.5, b boolean DEFAULT true, "
+        "at timestamptz DEFAULT now(), d date DEFAULT '2024-02-03', t tone DEFAULT 'high', "
+        "neg bigint DEFAULT -7, nul text DEFAULT NULL, raw bytea DEFAULT '\\x00')",
+        "INSERT INTO df (nul) VALUES (NULL)", dbname=db)
+    d = Driver(props(pg, db))
+    try:
+        [record] = d.poll_until(1)
+        fields = {f.name: f.schema for f in record.value_schema.field("after").schema.fields}
+        import decimal
+        assert {name: s.default_value for name, s in fields.items()} == {
+            "id": 0, "n": 42, "s": "it's", "f": decimal.Decimal("1.50"), "b": True,
+            "at": "1970-01-01T00:00:00.000000Z", "d": 19756, "t": "high", "neg": -7,
+            "nul": None, "raw": None}
+        assert record.key_schema.field("id").schema.default_value == 0
+        sql(pg, "ALTER TABLE df ADD COLUMN extra int NOT NULL DEFAULT 9",
+            "INSERT INTO df (nul) VALUES ('x')", dbname=db)
+        [streamed] = d.poll_until(1)
+        assert streamed.value_schema.field("after").schema.field(
+            "extra").schema.default_value == 9
+    finally:
+        d.stop()
