@@ -1,0 +1,224 @@
+"""Postgres CDC source throughput: snapshot rows/s and streaming changes/s end to end,
+against the raw speed of reading and decoding the same changes from a slot.
+
+Run from the repository root (a script, not a test; needs PostgreSQL's server binaries,
+as the tests do):
+
+    python3 bench/postgres_cdc.py [--rows 1000000] [--batch 2048]
+
+One PostgreSQL (``tests/postgres_process.py``) and one ``ferry connect standalone``
+(``embedded:`` log, JsonConverter with schemas, the default offset flush) run:
+
+1. **snapshot**: a table of ``--rows`` rows (int key, text, int, timestamptz); the
+   connector is POSTed and timed until its stored offset says the snapshot completed.
+   Reference: the same rows read through a server-side cursor as text, no conversion.
+2. **streaming**: the connector is paused; ``--rows`` rows are inserted (one
+   transaction) and all updated (another), then a marker row; the connector is resumed
+   and timed until its offset reaches the marker's transaction (2 x rows changes).
+3. **raw slot read**, the limit, on a second slot created before those writes: the same
+   changes read with the streaming replication protocol and decoded (pgoutput messages
+   and tuples, no Connect), the path the connector uses; and for the record the SQL
+   interface (``pg_logical_slot_peek_binary_changes`` in batches, then advance) on a
+   third slot, the alternative it does not use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+import psycopg  # noqa: E402
+from postgres_process import PASSWORD, PostgresProcess  # noqa: E402
+
+from bench._servers import free_port  # noqa: E402
+from connectors.postgres import pgoutput  # noqa: E402
+from connectors.postgres.config import PostgresConfig  # noqa: E402
+from connectors.postgres.replication import Keepalive, ReplicationConnection  # noqa: E402
+
+NAME = "bench-cdc"
+
+
+def wait(cond, what: str, timeout: float = 1800.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = cond()
+        if got:
+            return got
+        time.sleep(0.02)
+    raise SystemExit(f"timed out waiting for {what}")
+
+
+def offset(base: str) -> dict:
+    try:
+        found = requests.get(f"{base}/connectors/{NAME}/offsets", timeout=5).json()
+    except (requests.RequestException, ValueError):
+        return {}
+    offsets = found.get("offsets") or []
+    return offsets[0]["offset"] if offsets else {}
+
+
+def raw_stream(cfg: PostgresConfig, slot: str, until_xid: int) -> tuple[int, float]:
+    """Changes decoded from ``slot`` until the commit of ``until_xid``; (count, s)."""
+    repl = ReplicationConnection(cfg)
+    started = time.perf_counter()
+    repl.start(slot, cfg.publication_name, 0)
+    changes, xid, done = 0, None, False
+    while not done:
+        for msg in repl.read(4096, 5.0):
+            if isinstance(msg, Keepalive):
+                continue
+            m = pgoutput.decode(msg.payload)
+            if isinstance(m, pgoutput.Begin):
+                xid = m.xid
+            elif isinstance(m, (pgoutput.Insert, pgoutput.Update, pgoutput.Delete)):
+                changes += 1
+            elif isinstance(m, pgoutput.Commit) and xid == until_xid:
+                done = True
+    elapsed = time.perf_counter() - started
+    repl.close()
+    return changes, elapsed
+
+
+def raw_sql(dsn: str, slot: str, pub: str, until_lsn: str) -> tuple[int, float]:
+    """The SQL interface: peek up to 10,000 changes, decode, advance; repeat."""
+    started = time.perf_counter()
+    changes = 0
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        while True:
+            rows = conn.execute(
+                "SELECT lsn, data FROM pg_logical_slot_peek_binary_changes(%s, %s, 10000,"
+                " 'proto_version', '1', 'publication_names', %s)",
+                (slot, until_lsn, pub)).fetchall()
+            if not rows:
+                break
+            for _, data in rows:
+                m = pgoutput.decode(bytes(data))
+                if isinstance(m, (pgoutput.Insert, pgoutput.Update, pgoutput.Delete)):
+                    changes += 1
+            conn.execute("SELECT pg_replication_slot_advance(%s, %s)", (slot, rows[-1][0]))
+    return changes, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--batch", type=int, default=2048, help="max.batch.size")
+    parser.add_argument("--skip-sql", action="store_true",
+                        help="skip the SQL-interface comparison")
+    args = parser.parse_args()
+    n = args.rows
+    pg = PostgresProcess()
+    pg.start()
+    tmp = Path(tempfile.mkdtemp(prefix="ferry-bench-cdc-"))
+    worker = None
+    try:
+        dsn = pg.dsn()
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE bench (id int PRIMARY KEY, name text, qty int, "
+                         "at timestamptz DEFAULT now())")
+            conn.execute("INSERT INTO bench (id, name, qty) SELECT g, 'name-' || g, g %% 100 "
+                         "FROM generate_series(1, %s) g", (n,))
+            conn.execute("VACUUM ANALYZE bench")
+        config = {"connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+                  "database.hostname": "127.0.0.1", "database.port": str(pg.port),
+                  "database.user": "postgres", "database.password": PASSWORD,
+                  "database.dbname": "postgres", "topic.prefix": "bench",
+                  "table.include.list": "public.bench",
+                  "publication.autocreate.mode": "filtered",
+                  "max.batch.size": str(args.batch), "max.queue.size": str(args.batch * 4),
+                  "topic.creation.default.partitions": "1",
+                  "topic.creation.default.replication.factor": "1"}
+        cfg = PostgresConfig.parse(config)
+        # Reference for the snapshot: the rows through a server-side cursor, as text.
+        with psycopg.connect(dsn) as conn:
+            started = time.perf_counter()
+            with conn.cursor(name="ref") as cur:
+                cur.itersize = 10240
+                cur.execute("SELECT id::text, name, qty::text, at::text FROM bench")
+                rows = sum(1 for _ in cur)
+            ref_snapshot = time.perf_counter() - started
+        assert rows == n
+        (tmp / "worker.properties").write_text(
+            "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+            "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+            "offset.storage.partitions=1\noffset.flush.interval.ms=1000\n")
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        log = open(tmp / "worker.log", "wb")  # noqa: SIM115 - owned by the process
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "connect", "standalone", "--log",
+             f"embedded:{tmp / 'data'}", "--rest", f"127.0.0.1:{port}",
+             str(tmp / "worker.properties")], stdout=log, stderr=subprocess.STDOUT, env=env)
+
+        def healthy() -> bool:
+            try:
+                return requests.get(base + "/health", timeout=2).status_code == 200
+            except requests.RequestException:
+                return False
+        wait(healthy, "the worker")
+        started = time.perf_counter()
+        requests.post(base + "/connectors", json={"name": NAME, "config": config},
+                      timeout=30).raise_for_status()
+        wait(lambda: offset(base).get("snapshot_completed"), "the snapshot")
+        snapshot_s = time.perf_counter() - started
+        # Streaming: the raw slots exist before the writes.
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("SELECT pg_create_logical_replication_slot('raw', 'pgoutput')")
+            if not args.skip_sql:
+                conn.execute("SELECT pg_create_logical_replication_slot('rawsql', "
+                             "'pgoutput')")
+        requests.put(f"{base}/connectors/{NAME}/pause", timeout=10).raise_for_status()
+        time.sleep(1.5)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("INSERT INTO bench (id, name, qty) SELECT g, 'new-' || g, 1 FROM "
+                         "generate_series(%s, %s) g", (n + 1, 2 * n))
+            conn.execute("UPDATE bench SET qty = qty + 1 WHERE id > %s", (n,))
+            marker = conn.execute("INSERT INTO bench (id, name, qty) VALUES (0, 'marker', 0)"
+                                  " RETURNING txid_current()").fetchone()[0]
+            end_lsn = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
+        started = time.perf_counter()
+        requests.put(f"{base}/connectors/{NAME}/resume", timeout=10).raise_for_status()
+        wait(lambda: offset(base).get("txId") == marker, "the marker's offset")
+        stream_s = time.perf_counter() - started
+        changes = 2 * n + 1
+        raw_changes, raw_s = raw_stream(cfg, "raw", marker)
+        assert raw_changes == changes, (raw_changes, changes)
+        sql_result = None if args.skip_sql else raw_sql(dsn, "rawsql", cfg.publication_name,
+                                                        end_lsn)
+        result = {
+            "rows": n,
+            "snapshot_rows_per_s": round(n / snapshot_s),
+            "snapshot_reference_cursor_rows_per_s": round(n / ref_snapshot),
+            "streaming_changes_per_s": round(changes / stream_s),
+            "raw_slot_stream_changes_per_s": round(raw_changes / raw_s),
+            "streaming_vs_raw": round((changes / stream_s) / (raw_changes / raw_s), 3),
+        }
+        if sql_result is not None:
+            result["raw_sql_interface_changes_per_s"] = round(sql_result[0] / sql_result[1])
+        print(json.dumps(result, indent=2))
+    finally:
+        if worker is not None:
+            worker.terminate()
+            try:
+                worker.wait(60)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+        pg.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,274 @@
+"""Debezium's change events: per-table key, value and envelope schemas, the
+``io.debezium.connector.postgresql.Source`` block, and the records built from rows.
+
+A ``TableSchema`` is built from a table's columns (from a pgoutput Relation message or
+from the catalog for the snapshot) and turns a row's text values, in that column order,
+into Connect structs. ``EventFactory`` wraps them in envelopes and ``SourceRecord``s
+with the source partition ``{"server": <topic.prefix>}`` and the given offset.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from connect.api import Headers, Schema, SchemaBuilder, SourceRecord, Struct, Type
+from connectors.postgres.config import PostgresConfig, TableId
+from connectors.postgres.pgoutput import UNCHANGED_TOAST
+from connectors.postgres.types import ColumnType, TypeMapper
+
+__all__ = [
+    "SOURCE_SCHEMA",
+    "TRANSACTION_BLOCK_SCHEMA",
+    "EventFactory",
+    "SourceColumn",
+    "SourceInfo",
+    "TableSchema",
+]
+
+SNAPSHOT_VALUES = ("true", "first", "first_in_data_collection", "last_in_data_collection",
+                   "last", "false", "incremental")
+
+SOURCE_SCHEMA = (
+    SchemaBuilder.struct().name("io.debezium.connector.postgresql.Source").version(1)
+    .field("version", Schema.STRING_SCHEMA)
+    .field("connector", Schema.STRING_SCHEMA)
+    .field("name", Schema.STRING_SCHEMA)
+    .field("ts_ms", Schema.INT64_SCHEMA)
+    .field("snapshot", SchemaBuilder.string().name("io.debezium.data.Enum").version(1)
+           .parameter("allowed", ",".join(SNAPSHOT_VALUES)).default_value("false")
+           .optional())
+    .field("db", Schema.STRING_SCHEMA)
+    .field("sequence", Schema.OPTIONAL_STRING_SCHEMA)
+    .field("ts_us", Schema.OPTIONAL_INT64_SCHEMA)
+    .field("ts_ns", Schema.OPTIONAL_INT64_SCHEMA)
+    .field("schema", Schema.STRING_SCHEMA)
+    .field("table", Schema.STRING_SCHEMA)
+    .field("txId", Schema.OPTIONAL_INT64_SCHEMA)
+    .field("lsn", Schema.OPTIONAL_INT64_SCHEMA)
+    .field("xmin", Schema.OPTIONAL_INT64_SCHEMA)
+    .field("origin", Schema.OPTIONAL_STRING_SCHEMA)
+    .field("origin_lsn", Schema.OPTIONAL_INT64_SCHEMA)
+    .build())
+
+TRANSACTION_BLOCK_SCHEMA = (
+    SchemaBuilder.struct().optional().name("event.block").version(1)
+    .field("id", Schema.STRING_SCHEMA)
+    .field("total_order", Schema.INT64_SCHEMA)
+    .field("data_collection_order", Schema.INT64_SCHEMA)
+    .build())
+
+log = logging.getLogger(__name__)
+
+#: Debezium's envelope schema version (``io.debezium.data.Envelope.SCHEMA_VERSION``).
+ENVELOPE_VERSION = 2
+
+
+@dataclass(frozen=True, slots=True)
+class SourceColumn:
+    """A column as the table delivers it (Relation message or catalog)."""
+
+    name: str
+    type_oid: int
+    typmod: int
+    optional: bool
+    default_expr: str | None = None
+
+
+@dataclass(slots=True)
+class SourceInfo:
+    """Where an event comes from: filled per event by the snapshot or the stream."""
+
+    ts_us: int  # commit time (stream) or read time (snapshot), Unix microseconds
+    snapshot: str  # one of SNAPSHOT_VALUES
+    tx_id: int | None
+    lsn: int | None
+    last_commit_lsn: int | None
+
+
+class TableSchema:
+    """One table's key/value/envelope schemas and its row converters."""
+
+    def __init__(self, prefix: str, table: TableId, columns: Sequence[SourceColumn],
+                 key_names: Sequence[str], mapper: TypeMapper, config: PostgresConfig
+                 ) -> None:
+        self.table = table
+        self.source_columns = tuple(columns)
+        base = f"{prefix}.{table.schema}.{table.table}"
+        self.topic = base
+        value = SchemaBuilder.struct().name(f"{base}.Value").optional()
+        key = SchemaBuilder.struct().name(f"{base}.Key")
+        # (position in the source row, column type) of each emitted column
+        self._emitted: list[tuple[int, ColumnType, Any, Any]] = []
+        key_set = set(key_names)
+        key_types: dict[str, ColumnType] = {}
+        for pos, col in enumerate(columns):
+            in_key = col.name in key_set
+            if not in_key and not config.captures_column(table, col.name):
+                continue
+            ctype = mapper.map(col.type_oid, col.typmod, col.optional and not in_key,
+                               col.default_expr)
+            if ctype is None:
+                log.warning("column %s.%s has a type without a mapping (OID %d); it is left "
+                            "out (include.unknown.datatypes=true sends it as bytes of its "
+                            "text form)", table, col.name, col.type_oid)
+                continue
+            if in_key:
+                key_types[col.name] = mapper.map(col.type_oid, col.typmod, False,  # type: ignore[assignment]
+                                                 col.default_expr)
+            fallback = None if ctype.schema.optional else _fallback(ctype.schema)
+            self._emitted.append((pos, ctype, fallback, ctype.convert))
+            value.field(col.name, ctype.schema)
+        self.value_schema = value.build()
+        names = [c.name for c in columns]
+        self.key_names = tuple(k for k in key_names if k in key_types)
+        self._key_positions = [self.value_schema.field(k).index  # type: ignore[union-attr]
+                               for k in self.key_names]
+        for k in self.key_names:
+            key.field(k, key_types[k].schema)
+        self.key_schema = key.build() if self.key_names else None
+        self.envelope_schema = (
+            SchemaBuilder.struct().name(f"{base}.Envelope").version(ENVELOPE_VERSION)
+            .field("before", self.value_schema)
+            .field("after", self.value_schema)
+            .field("source", SOURCE_SCHEMA)
+            .field("transaction", TRANSACTION_BLOCK_SCHEMA)
+            .field("op", Schema.STRING_SCHEMA)
+            .field("ts_ms", Schema.OPTIONAL_INT64_SCHEMA)
+            .field("ts_us", Schema.OPTIONAL_INT64_SCHEMA)
+            .field("ts_ns", Schema.OPTIONAL_INT64_SCHEMA)
+            .build())
+        self.column_names = tuple(names)
+
+    def row(self, texts: Sequence[Any], old: Sequence[Any] | None = None) -> Struct:
+        """The value struct of a row of text values in source column order. An
+        unchanged TOASTed value comes from ``old`` (REPLICA IDENTITY FULL) when it has
+        it, else it is the ``unavailable.value.placeholder``."""
+        toast = UNCHANGED_TOAST
+        # A None is NULL, or for a NOT NULL column missing from a key-only before image
+        # Debezium's fallback value for the type (0, "", false).
+        values = [fallback if (text := texts[pos]) is None
+                  else convert(text) if text is not toast
+                  else self._unchanged(ctype, old, pos)
+                  for pos, ctype, fallback, convert in self._emitted]
+        return Struct.from_values(self.value_schema, values, validate=False)
+
+    def row_and_key(self, texts: Sequence[Any]) -> tuple[Struct, Struct | None]:
+        """``row(texts)`` and its key, from one list of values."""
+        value = self.row(texts)
+        if self.key_schema is None:
+            return value, None
+        values = value.values()
+        return value, Struct.from_values(
+            self.key_schema, [values[i] for i in self._key_positions], validate=False)
+
+    @staticmethod
+    def _unchanged(ctype: ColumnType, old: Sequence[Any] | None, pos: int) -> Any:
+        prior = None if old is None else old[pos]
+        if prior is not None and prior is not UNCHANGED_TOAST:
+            return ctype.convert(prior)
+        return ctype.placeholder
+
+    def key(self, value: Struct | None) -> Struct | None:
+        if self.key_schema is None or value is None:
+            return None
+        all_values = value.values()
+        return Struct.from_values(self.key_schema,
+                                  [all_values[i] for i in self._key_positions],
+                                  validate=False)
+
+
+def _fallback(schema: Schema) -> Any:
+    if schema.default_value is not None:
+        return schema.default_value
+    name = schema.name
+    if name == "org.apache.kafka.connect.data.Decimal":
+        return decimal.Decimal(0)
+    if name == "org.apache.kafka.connect.data.Date":
+        return dt.date(1970, 1, 1)
+    if name == "org.apache.kafka.connect.data.Time":
+        return dt.time(0)
+    if name == "org.apache.kafka.connect.data.Timestamp":
+        return dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    t = schema.type
+    if t is Type.STRUCT:
+        return Struct.from_values(schema, [_fallback(f.schema) for f in schema.fields],
+                                  validate=False)
+    return {Type.INT8: 0, Type.INT16: 0, Type.INT32: 0, Type.INT64: 0, Type.FLOAT32: 0.0,
+            Type.FLOAT64: 0.0, Type.BOOLEAN: False, Type.STRING: "", Type.BYTES: b"",
+            Type.ARRAY: []}.get(t)
+
+
+class EventFactory:
+    """Builds the records of one connector: data change events, tombstones, truncate
+    events and heartbeats."""
+
+    def __init__(self, config: PostgresConfig, version: str) -> None:
+        self.config = config
+        self.version = version
+        self.partition: Mapping[str, Any] = {"server": config.topic_prefix}
+        self.heartbeat_key_schema = (
+            SchemaBuilder.struct().name("io.debezium.connector.common.ServerNameKey")
+            .version(1).field("serverName", Schema.STRING_SCHEMA).build())
+        self.heartbeat_value_schema = (
+            SchemaBuilder.struct().name("io.debezium.connector.common.Heartbeat").version(1)
+            .field("ts_ms", Schema.INT64_SCHEMA).build())
+
+    def source(self, table: TableId, info: SourceInfo) -> Struct:
+        sequence = None
+        if info.lsn is not None:
+            # Debezium's ["<last commit LSN>","<LSN>"], a JSON array as a string.
+            last = "null" if info.last_commit_lsn is None else f'"{info.last_commit_lsn}"'
+            sequence = f'[{last},"{info.lsn}"]'
+
+        ts_us = info.ts_us
+        return Struct.from_values(SOURCE_SCHEMA, [
+            self.version, "postgresql", self.config.topic_prefix, ts_us // 1000,
+            info.snapshot, self.config.dbname, sequence, ts_us, ts_us * 1000,
+            table.schema, table.table, info.tx_id, info.lsn, None, None, None,
+        ], validate=False)
+
+    def change(self, ts: TableSchema, op: str, before: Struct | None, after: Struct | None,
+               info: SourceInfo, offset: Mapping[str, Any],
+               transaction: Struct | None = None, key: Struct | None = None,
+               headers: Headers | None = None, source: Struct | None = None
+               ) -> SourceRecord:
+        """A change event; ``source`` may be a block shared by several events (the
+        snapshot's rows), never changed after it is built."""
+        now_ns = time.time_ns()
+        value = Struct.from_values(ts.envelope_schema, [
+            before, after, source or self.source(ts.table, info), transaction, op,
+            now_ns // 1_000_000, now_ns // 1000, now_ns], validate=False)
+        if key is None:
+            key = ts.key(after if after is not None else before)
+        return SourceRecord(
+            topic=ts.topic, key_schema=ts.key_schema, key=key,
+            value_schema=ts.envelope_schema, value=value, headers=headers or Headers(),
+            source_partition=self.partition, source_offset=offset)
+
+    def tombstone(self, ts: TableSchema, key: Struct | None, offset: Mapping[str, Any]
+                  ) -> SourceRecord:
+        return SourceRecord(topic=ts.topic, key_schema=ts.key_schema, key=key,
+                            source_partition=self.partition, source_offset=offset)
+
+    def truncate(self, ts: TableSchema, info: SourceInfo, offset: Mapping[str, Any],
+                 transaction: Struct | None = None) -> SourceRecord:
+        now_ns = time.time_ns()
+        value = Struct.from_values(ts.envelope_schema, [
+            None, None, self.source(ts.table, info), transaction, "t",
+            now_ns // 1_000_000, now_ns // 1000, now_ns], validate=False)
+        return SourceRecord(topic=ts.topic, value_schema=ts.envelope_schema, value=value,
+                            source_partition=self.partition, source_offset=offset)
+
+    def heartbeat(self, offset: Mapping[str, Any]) -> SourceRecord:
+        key = Struct(self.heartbeat_key_schema).put("serverName", self.config.topic_prefix)
+        value = Struct(self.heartbeat_value_schema).put("ts_ms", time.time_ns() // 1_000_000)
+        return SourceRecord(topic=self.config.heartbeat_topic,
+                            key_schema=self.heartbeat_key_schema, key=key,
+                            value_schema=self.heartbeat_value_schema, value=value,
+                            source_partition=self.partition, source_offset=offset)

@@ -1,0 +1,233 @@
+"""Turns the pgoutput stream into Debezium change records.
+
+``ChangeStream.handle`` takes one WAL message at a time (in commit order) and returns
+the records it yields: ``c``/``u``/``d`` events, tombstones, a delete + tombstone +
+create for a key change, ``t`` events, and BEGIN/END transaction records. It keeps the
+table schemas current from Relation messages and the ``Position`` of the last record,
+skipping what a previous run emitted already.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from connect.api import Headers, Schema, SchemaBuilder, SourceRecord, Struct
+from connectors.postgres import pgoutput as pg
+from connectors.postgres.config import PostgresConfig, TableId
+from connectors.postgres.events import EventFactory, SourceInfo, TableSchema
+from connectors.postgres.position import Position
+
+__all__ = ["ChangeStream"]
+
+log = logging.getLogger(__name__)
+
+TX_KEY_SCHEMA = (SchemaBuilder.struct().name("io.debezium.connector.common."
+                                             "TransactionMetadataKey").version(1)
+                 .field("id", Schema.STRING_SCHEMA).build())
+_EVENT_COUNT_SCHEMA = (SchemaBuilder.struct().optional().name("event.collection").version(1)
+                       .field("data_collection", Schema.STRING_SCHEMA)
+                       .field("event_count", Schema.INT64_SCHEMA).build())
+TX_VALUE_SCHEMA = (SchemaBuilder.struct().name("io.debezium.connector.common."
+                                               "TransactionMetadataValue").version(1)
+                   .field("status", Schema.STRING_SCHEMA)
+                   .field("id", Schema.STRING_SCHEMA)
+                   .field("event_count", Schema.OPTIONAL_INT64_SCHEMA)
+                   .field("data_collections",
+                          SchemaBuilder.array(_EVENT_COUNT_SCHEMA).optional())
+                   .field("ts_ms", Schema.INT64_SCHEMA).build())
+
+SchemaLoader = Callable[[pg.Relation], TableSchema | None]
+
+
+class ChangeStream:
+    """Single-threaded: the task's poll thread drives it."""
+
+    def __init__(self, config: PostgresConfig, factory: EventFactory,
+                 load_schema: SchemaLoader, position: Position | None,
+                 start_lsn: int = 0) -> None:
+        self.config = config
+        self.factory = factory
+        self.load_schema = load_schema
+        self.position = position or Position(None, None, None, 0)
+        self._resume = position
+        self._tables: dict[int, TableSchema | None] = {}
+        self._relations: dict[int, pg.Relation] = {}
+        self._begin: pg.Begin | None = None
+        self._skip_tx = False
+        self._lsn = 0
+        self._at_lsn = 0
+        # Before the first commit, the stream's start stands for the last commit: no
+        # transaction committed before it is ever sent.
+        self._last_commit: int | None = self.position.lsn_commit or start_lsn or None
+        self._tx_total = 0
+        self._tx_counts: dict[str, int] = {}
+        self.in_transaction = False
+
+    def handle(self, data_start: int, payload: bytes) -> list[SourceRecord]:
+        msg = pg.decode(payload)
+        if isinstance(msg, pg.Begin):
+            return self._on_begin(msg)
+        if isinstance(msg, pg.Commit):
+            return self._on_commit(msg)
+        if isinstance(msg, pg.Relation):
+            self._relations[msg.relid] = msg
+            self._tables[msg.relid] = self.load_schema(msg)
+            return []
+        if isinstance(msg, (pg.Insert, pg.Update, pg.Delete, pg.Truncate)):
+            return self._on_change(data_start, msg)
+        return []  # Type, Origin and non-transactional messages carry no row change
+
+    def idle_position(self, wal_end: int) -> Position | None:
+        """The position a heartbeat may store while no transaction is open: every commit
+        before ``wal_end`` has been received (the server sends in commit order)."""
+        if self.in_transaction:
+            return None
+        lsn_commit = max(wal_end, self._last_commit or 0)
+        self.position = Position(lsn_commit, None, lsn_commit, 0, self.position.ts_usec)
+        self._resume = None
+        return self.position
+
+    def _on_begin(self, msg: pg.Begin) -> list[SourceRecord]:
+        self._begin = msg
+        self.in_transaction = True
+        self._lsn, self._at_lsn = 0, 0
+        self._tx_total, self._tx_counts = 0, {}
+        resume = self._resume
+        self._skip_tx = resume is not None and resume.skips_transaction(msg.final_lsn)
+        if self._skip_tx or not self.config.provide_transaction_metadata:
+            return []
+        if resume is not None and resume.tx_id == msg.xid:
+            return []  # its BEGIN was emitted before the restart
+        return [self._tx_record("BEGIN", msg, None)]
+
+    def _on_commit(self, msg: pg.Commit) -> list[SourceRecord]:
+        begin, self._begin = self._begin, None
+        self.in_transaction = False
+        skipped = self._skip_tx
+        self._skip_tx = False
+        self._last_commit = msg.commit_lsn
+        if skipped:
+            return []  # emitted whole by a previous run
+        self._resume = None  # past the resume point: the rest is new
+        if begin is None or not self.config.provide_transaction_metadata:
+            return []
+        self.position = Position(msg.commit_lsn, None, msg.commit_lsn, 0, msg.commit_ts_us)
+        return [self._tx_record("END", begin, self._tx_total)]
+
+    def _tx_record(self, status: str, begin: pg.Begin, count: int | None) -> SourceRecord:
+        tx_id = f"{begin.xid}:{begin.final_lsn}"
+        key = Struct(TX_KEY_SCHEMA).put("id", tx_id)
+        collections = None if count is None else [
+            Struct(_EVENT_COUNT_SCHEMA).put("data_collection", name).put("event_count", n)
+            for name, n in self._tx_counts.items()]
+        value = Struct.from_values(TX_VALUE_SCHEMA, [
+            status, tx_id, count, collections, begin.commit_ts_us // 1000], validate=False)
+        offset = self.position.to_offset()
+        return SourceRecord(topic=self.config.transaction_topic, key_schema=TX_KEY_SCHEMA,
+                            key=key, value_schema=TX_VALUE_SCHEMA, value=value,
+                            source_partition=self.factory.partition, source_offset=offset)
+
+    def _on_change(self, lsn: int, msg: Any) -> list[SourceRecord]:
+        begin = self._begin
+        if begin is None or self._skip_tx:
+            return []
+        if lsn == self._lsn:
+            self._at_lsn += 1
+        else:
+            self._lsn, self._at_lsn = lsn, 1
+        resume = self._resume
+        if resume is not None and resume.skips_event(begin.xid, lsn, self._at_lsn):
+            return []
+        self.position = Position(self._last_commit, begin.xid, lsn, self._at_lsn,
+                                 begin.commit_ts_us)
+        offset = self.position.to_offset()
+        info = SourceInfo(begin.commit_ts_us, "false", begin.xid, lsn, self._last_commit)
+        if isinstance(msg, pg.Truncate):
+            if "t" in self.config.skipped_operations:
+                return []
+            out = []
+            for relid in msg.relids:
+                ts = self._tables.get(relid)
+                if ts is not None:
+                    out.append(self.factory.truncate(ts, info, offset,
+                                                     self._tx_block(ts, begin)))
+            return out
+        ts = self._tables.get(msg.relid)
+        if ts is None:
+            if msg.relid not in self._tables:
+                log.warning("change for relation %d without a Relation message; skipped",
+                            msg.relid)
+            return []
+        return self._row_change(ts, msg, info, offset, begin)
+
+    def _tx_block(self, ts: TableSchema, begin: pg.Begin) -> Struct | None:
+        if not self.config.provide_transaction_metadata:
+            return None
+        name = str(ts.table)
+        self._tx_total += 1
+        self._tx_counts[name] = self._tx_counts.get(name, 0) + 1
+        from connectors.postgres.events import TRANSACTION_BLOCK_SCHEMA
+        return Struct.from_values(TRANSACTION_BLOCK_SCHEMA, [
+            f"{begin.xid}:{begin.final_lsn}", self._tx_total, self._tx_counts[name]],
+            validate=False)
+
+    def _row_change(self, ts: TableSchema, msg: Any, info: SourceInfo,
+                    offset: dict[str, Any], begin: pg.Begin) -> list[SourceRecord]:
+        skipped = self.config.skipped_operations
+        f = self.factory
+        if isinstance(msg, pg.Insert):
+            if "c" in skipped:
+                return []
+            after, key = ts.row_and_key(msg.new)
+            return [f.change(ts, "c", None, after, info, offset, self._tx_block(ts, begin),
+                             key=key)]
+        if isinstance(msg, pg.Delete):
+            if "d" in skipped:
+                return []
+            before = ts.row(msg.old)
+            key = ts.key(before)
+            out = [f.change(ts, "d", before, None, info, offset, self._tx_block(ts, begin),
+                            key=key)]
+            if self.config.tombstones_on_delete:
+                out.append(f.tombstone(ts, key, offset))
+            return out
+        # Update: 'O' carries the whole old row (REPLICA IDENTITY FULL), 'K' the old
+        # replica identity when it changed; without either the before image is unknown.
+        old = msg.old if msg.old_kind == "O" else None
+        after = ts.row(msg.new, old)
+        before = None if msg.old is None else ts.row(msg.old)
+        if before is not None and ts.key_schema is not None:
+            old_key, new_key = ts.key(before), ts.key(after)
+            assert old_key is not None and new_key is not None
+            if old_key.values() != new_key.values():
+                return self._key_change(ts, before, after, old_key, new_key, info, offset,
+                                        begin)
+        if "u" in skipped:
+            return []
+        return [f.change(ts, "u", before, after, info, offset, self._tx_block(ts, begin))]
+
+    def _key_change(self, ts: TableSchema, before: Struct, after: Struct, old_key: Struct,
+                    new_key: Struct, info: SourceInfo, offset: dict[str, Any],
+                    begin: pg.Begin) -> list[SourceRecord]:
+        """Debezium's primary-key update: a delete of the old key (header
+        ``__debezium.newkey``), its tombstone, a create of the new key (header
+        ``__debezium.oldkey``)."""
+        f = self.factory
+        out = []
+        if "d" not in self.config.skipped_operations:
+            out.append(f.change(ts, "d", before, None, info, offset,
+                                self._tx_block(ts, begin), key=old_key,
+                                headers=Headers().add_struct("__debezium.newkey", new_key)))
+            if self.config.tombstones_on_delete:
+                out.append(f.tombstone(ts, old_key, offset))
+        if "c" not in self.config.skipped_operations:
+            out.append(f.change(ts, "c", None, after, info, offset,
+                                self._tx_block(ts, begin), key=new_key,
+                                headers=Headers().add_struct("__debezium.oldkey", old_key)))
+        return out
+
+    def table_id(self, relid: int) -> TableId | None:
+        rel = self._relations.get(relid)
+        return None if rel is None else TableId(rel.namespace, rel.name)
