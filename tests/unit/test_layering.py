@@ -14,6 +14,7 @@ ALLOWED = {
     "core.log": set(),
     "core.protocol": set(),
     "core.group": {"core.log", "core.protocol"},
+    "core.cluster": set(),  # the Raft quorum and metadata: sans-IO, imports nothing
     "core.broker": {"core.log", "core.group", "core.protocol"},
     "core.backends": {"core.log", "core.group", "core.protocol"},
     "core.cli": {"core.backends", "core.broker", "core.log"},
