@@ -116,12 +116,18 @@ class Simulation:
             node = self.nodes.get(dst)
             if node is None or self._cut(message.src, dst):
                 continue
-            self._send(dst, node.receive(message, self.now))
+            self._send(dst, self._deliver(dst, message))
         if self.now % TICK_MS == 0:
-            for node_id, node in self.nodes.items():
+            for node_id, node in list(self.nodes.items()):
                 if node is not None:
-                    self._send(node_id, node.tick(self.now))
+                    self._send(node_id, self._tick(node_id))
         self.check()
+
+    def _deliver(self, node_id: int, message: Message) -> list[tuple[int, Message]]:
+        return self.nodes[node_id].receive(message, self.now)
+
+    def _tick(self, node_id: int) -> list[tuple[int, Message]]:
+        return self.nodes[node_id].tick(self.now)
 
     def run(self, until_ms: int, faults: list[Fault] = (), propose_every_ms: int = 0
             ) -> None:
