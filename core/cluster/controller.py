@@ -39,6 +39,7 @@ class ErrorCode:
     """Kafka's error codes for the answers the controller gives."""
 
     UNKNOWN_TOPIC_OR_PARTITION = 3
+    INVALID_REQUEST = 42
     NOT_LEADER_OR_FOLLOWER = 6
     TOPIC_ALREADY_EXISTS = 36
     INVALID_PARTITIONS = 37
