@@ -62,8 +62,15 @@ class ClusterNodeProcess:
 
     def kill(self) -> None:
         if self.alive:
+            os.kill(self.proc.pid, signal.SIGCONT)  # a paused process too
             os.kill(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
+
+    def pause(self) -> None:
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.proc.pid, signal.SIGCONT)
 
     def stop(self) -> None:
         if self.alive:

@@ -44,8 +44,9 @@ class MetadataImage:
     offset: int = 0
 
     def apply(self, index: int, record: MetadataRecord) -> None:
-        """Apply the record at log ``index`` (indexes only grow)."""
-        if index <= self.offset:
+        """Apply the record at log ``index`` (indexes never go back; the records of one
+        entry share its index)."""
+        if index < self.offset:
             raise ValueError(f"record {index} applied after {self.offset}")
         self.offset = index
         if isinstance(record, RegisterBroker):

@@ -18,7 +18,7 @@ from core.cluster.controller import ControllerError, ErrorCode, QuorumController
 from core.cluster.image import MetadataImage
 from core.cluster.raft import Message, RaftNode, RaftStorage, Role
 from core.cluster.raft.node import Outbox
-from core.cluster.records import MetadataRecord, decode, encode
+from core.cluster.records import MetadataRecord, decode_batch, encode_batch
 
 __all__ = ["MetadataQuorum", "Outcome"]
 
@@ -47,6 +47,7 @@ class MetadataQuorum:
         self._default_rf = default_replication_factor
         self._unclean = unclean_leader_election
         self._out: Outbox = []
+        self._batch: list[MetadataRecord] = []
         self._now = now_ms
 
     # -- driving it ---------------------------------------------------------------------------
@@ -69,7 +70,10 @@ class MetadataQuorum:
             raise ControllerError(ErrorCode.NOT_CONTROLLER,
                                   f"node {self.raft.node_id} is not the active controller "
                                   f"(leader: {self.raft.leader_id})")
-        index = operation(self.controller)
+        try:
+            index = operation(self.controller)
+        finally:
+            self._flush()  # what the operation decided before failing still stands
         return index, self.raft.term, self._sync(now_ms)
 
     def outcome(self, index: int, term: int) -> str:
@@ -87,8 +91,8 @@ class MetadataQuorum:
         self._now = now_ms
         for index, entry in enumerate(self.raft.committed(self._applied + 1),
                                       start=self._applied + 1):
-            if entry.data:
-                self.image.apply(index, decode(entry.data))
+            for record in decode_batch(entry.data) if entry.data else ():
+                self.image.apply(index, record)
             self._applied = index
         if self.raft.role is Role.LEADER and self._controller_term != self.raft.term:
             self._take_office(now_ms)
@@ -97,6 +101,7 @@ class MetadataQuorum:
             self.controller, self._controller_term = None, -1
         if expire and self.controller is not None:
             self.controller.expire_leases(now_ms)
+            self._flush()
         out, self._out = self._out, []
         return out
 
@@ -104,8 +109,8 @@ class MetadataQuorum:
         image = MetadataImage()
         last = self.raft.last_index
         for index, entry in enumerate(self.raft.storage.entries(1, last + 1), start=1):
-            if entry.data:
-                image.apply(index, decode(entry.data))
+            for record in decode_batch(entry.data) if entry.data else ():
+                image.apply(index, record)
         self.controller = QuorumController(
             image, self._append, self._session_timeout_ms, self._default_rf, self._unclean,
             rng=random.Random(self._rng.random()))
@@ -113,11 +118,21 @@ class MetadataQuorum:
         # Every broker gets a full session from now: the previous controller's leases are
         # not known here, and fencing a live broker for that would move leaders for nothing.
         self.controller.expire_leases(now_ms)
+        self._flush()
         log.info("node %d: active controller in term %d", self.raft.node_id, self.raft.term)
 
     def _append(self, record: MetadataRecord) -> int:
+        """Add ``record`` to the decision being made: applied to the controller's image at
+        once (the next decision reads it), appended to the log with its siblings by
+        ``_flush`` as one entry."""
         assert self.controller is not None
-        index, out = self.raft.propose(encode(record), self._now)
+        index = self.raft.last_index + 1
         self.controller.image.apply(index, record)
-        self._out += out
+        self._batch.append(record)
         return index
+
+    def _flush(self) -> None:
+        if self._batch:
+            _, out = self.raft.propose(encode_batch(self._batch), self._now)
+            self._batch = []
+            self._out += out

@@ -1,7 +1,9 @@
 """The metadata records the quorum replicates, after KRaft's (``RegisterBrokerRecord``,
 ``FenceBrokerRecord``, ``TopicRecord`` + ``PartitionRecord``, ``PartitionChangeRecord``,
 ``RemoveTopicRecord``). Each is one Raft entry, encoded as a JSON object with a ``type``;
-the metadata log is small, so readability wins over size.
+the metadata log is small, so readability wins over size. The records of one controller
+decision (a fencing and the leader changes it causes) travel as one entry, a JSON array,
+so no node ever applies half of a decision.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ __all__ = [
     "RemoveTopic",
     "UnfenceBroker",
     "decode",
+    "decode_batch",
     "encode",
+    "encode_batch",
 ]
 
 NO_LEADER = -1
@@ -137,3 +141,19 @@ def _build(cls: type, obj: dict[str, Any]) -> Any:
             value = tuple(value)
         values[f.name] = value
     return cls(**values)
+
+
+def encode_batch(records: list[MetadataRecord]) -> bytes:
+    """The records of one decision as one Raft entry payload."""
+    return b"[" + b",".join(encode(r) for r in records) + b"]"
+
+
+def decode_batch(data: bytes) -> list[MetadataRecord]:
+    """The records in a Raft entry payload; RecordDecodeError if it is not a batch."""
+    try:
+        items = json.loads(data)
+    except ValueError as exc:
+        raise RecordDecodeError(f"not a metadata batch: {data[:80]!r} ({exc})") from None
+    if not isinstance(items, list):
+        raise RecordDecodeError(f"not a metadata batch: {data[:80]!r}")
+    return [decode(json.dumps(item).encode()) for item in items]

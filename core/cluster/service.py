@@ -239,8 +239,10 @@ class ClusterService:
                 reply = await self._handle(op, args)
             else:
                 voter = self._voters[leader]
-                try:
-                    reply = await request(voter.host, voter.port, op, args)
+                try:  # a paused controller accepts and never answers: bound the wait
+                    remaining = max(0.05, deadline - time.monotonic())
+                    reply = await request(voter.host, voter.port, op, args,
+                                          timeout_s=min(remaining, 1.0))
                 except (OSError, TimeoutError, WireError, asyncio.IncompleteReadError):
                     reply = {"error_code": ErrorCode.NOT_CONTROLLER}
             if reply.get("error_code") != ErrorCode.NOT_CONTROLLER:

@@ -101,6 +101,34 @@ def test_three_processes_form_a_quorum_and_survive_the_controller_being_killed(c
     assert view["topics"]["orders"] == new.describe()["topics"]["orders"]
 
 
+def test_a_paused_controller_is_replaced_and_follows_after_it_resumes(cluster):
+    """SIGSTOP past the election timeout and the session: the others elect a controller,
+    fence the paused broker, and keep committing; resumed, it follows the new term."""
+    nodes = cluster
+    wait_for(lambda: (v := nodes[0].describe()) and len(_live_brokers(v)) == 3, 30,
+             "three live brokers", nodes)
+    paused = _controller(nodes)
+    paused.pause()
+    try:
+        others = [n for n in nodes if n is not paused]
+        new = wait_for(lambda: (c := _controller(others)) and c, 15, "a new controller", nodes)
+        # the new controller gives every broker a full session from its election first
+        wait_for(lambda: (v := new.describe()) and v["brokers"][str(paused.node_id)]["fenced"],
+                 15, "the paused broker fenced", nodes)
+        reply = _create(others, "while-paused", 3, 2)
+        assert reply["error_code"] == 0, (reply, new.describe()["brokers"])
+        view = new.describe()
+        for p in view["topics"]["while-paused"]["partitions"]:
+            assert paused.node_id not in p["replicas"]  # placed on live brokers only
+    finally:
+        paused.resume()
+    view = wait_for(lambda: (v := paused.describe()) and "while-paused" in v["topics"]
+                    and v["controller_id"] != paused.node_id
+                    and not v["brokers"][str(paused.node_id)]["fenced"] and v, 30,
+                    "the resumed node following and unfenced", nodes)
+    assert view["topics"] == new.describe()["topics"]
+
+
 def test_a_bad_setting_is_one_line_naming_the_key(tmp_path: Path):
     config = tmp_path / "bad.properties"
     config.write_text("process.roles=broker,controller\nnode.id=4\n"

@@ -18,7 +18,7 @@ from raft_sim import Fault, SafetyViolation, Simulation
 from core.cluster.controller import ControllerError
 from core.cluster.image import MetadataImage
 from core.cluster.quorum import MetadataQuorum, Outcome
-from core.cluster.records import NO_LEADER, BrokerEndpoint, PartitionChange, decode
+from core.cluster.records import NO_LEADER, BrokerEndpoint, PartitionChange, decode_batch
 
 SESSION_MS = 300
 HEARTBEAT_MS = 50
@@ -137,18 +137,29 @@ class QuorumSimulation(Simulation):
             entry = self.committed[index]
             if not entry.data:
                 continue
-            record = decode(entry.data)
-            if isinstance(record, PartitionChange):
-                old = image.partition(record.topic, record.partition)
-                if record.leader != NO_LEADER and record.leader != old.leader \
-                        and record.leader not in old.isr:
-                    raise SafetyViolation(f"unclean election: {record} after {old}")
-                if record.leader_epoch < old.leader_epoch or \
-                        record.partition_epoch != old.partition_epoch + 1:
-                    raise SafetyViolation(f"epochs went wrong: {record} after {old}")
-                if not record.isr or not set(record.isr) <= set(old.replicas):
-                    raise SafetyViolation(f"bad ISR: {record}")
-            image.apply(index, record)
+            for record in decode_batch(entry.data):
+                self._check_change(image, record)
+                image.apply(index, record)
+            for name, topic in image.topics.items():  # whole decisions only
+                for p, spec in enumerate(topic.partitions):
+                    if spec.leader != NO_LEADER and image.brokers[spec.leader].fenced:
+                        raise SafetyViolation(f"fenced broker {spec.leader} leads {name}-{p}"
+                                              f" after entry {index}")
+
+    @staticmethod
+    def _check_change(image: MetadataImage, record) -> None:
+        """A committed leader change picks from the ISR before it; epochs only grow."""
+        if not isinstance(record, PartitionChange):
+            return
+        old = image.partition(record.topic, record.partition)
+        if record.leader != NO_LEADER and record.leader != old.leader \
+                and record.leader not in old.isr:
+            raise SafetyViolation(f"unclean election: {record} after {old}")
+        if record.leader_epoch < old.leader_epoch or \
+                record.partition_epoch != old.partition_epoch + 1:
+            raise SafetyViolation(f"epochs went wrong: {record} after {old}")
+        if not record.isr or not set(record.isr) <= set(old.replicas):
+            raise SafetyViolation(f"bad ISR: {record}")
 
     def run_workload(self, until_ms: int, faults: list[Fault]) -> None:
         todo = sorted(faults, key=lambda f: f.at_ms)
