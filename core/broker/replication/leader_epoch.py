@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["UNDEFINED", "EpochEntry", "LeaderEpochCache", "LeaderEpochCheckpointError",
-           "diverging_epoch"]
+           "diverging_epoch", "truncation_offset"]
 
 UNDEFINED = -1
 CHECKPOINT = "leader-epoch-checkpoint"
@@ -122,3 +122,20 @@ def diverging_epoch(leader: LeaderEpochCache, leader_log_end: int, fetch_offset:
     if epoch < last_fetched_epoch or end < fetch_offset:
         return epoch, end
     return None
+
+
+def truncation_offset(follower: LeaderEpochCache, follower_log_end: int,
+                      diverging: tuple[int, int]) -> int:
+    """Where a follower cuts its log after the leader answered DivergingEpoch
+    ``(epoch, end_offset)``: at the leader's end of that epoch, or earlier if the
+    follower's own log ends that epoch sooner (Kafka's KIP-279 rule, which also covers
+    several failovers in a row); 0 when the leader knows no common epoch."""
+    epoch, leader_end = diverging
+    if epoch == UNDEFINED:
+        return 0
+    own_epoch, own_end = follower.end_offset_for(epoch, follower_log_end)
+    if own_epoch == UNDEFINED:
+        return 0
+    # own_epoch < epoch: the follower never had that epoch, and its own end of the one
+    # before is where the two logs last agreed; either way the smaller end is safe.
+    return min(own_end, leader_end, follower_log_end)

@@ -63,3 +63,22 @@ def test_the_checkpoint_survives_a_restart_and_bad_files_are_a_clear_error(tmp_p
         (tmp_path / "leader-epoch-checkpoint").write_text(bad)
         with pytest.raises(LeaderEpochCheckpointError, match="remove it"):
             LeaderEpochCache.read(tmp_path)
+
+
+def test_a_diverged_follower_truncates_where_the_logs_last_agreed():
+    from core.broker.replication.leader_epoch import truncation_offset
+
+    # leader: 0@0, 2@10, 5@25 (log end 40). The follower was leader in epoch 3 after
+    # offset 20 and wrote to 30 before it lost leadership: 0@0, 2@10, 3@20.
+    leader = _cache()
+    follower = LeaderEpochCache([EpochEntry(0, 0), EpochEntry(2, 10), EpochEntry(3, 20)])
+    diverging = diverging_epoch(leader, 40, 30, 3)
+    assert diverging == (2, 25)
+    # the follower's epoch 2 ended at 20, before the leader's: it cuts there
+    assert truncation_offset(follower, 30, diverging) == 20
+    follower.truncate_from_end(20)
+    assert diverging_epoch(leader, 40, 20, follower.latest_epoch) is None  # in step again
+    # a follower whose log is shorter than the leader's epoch end keeps all it has
+    short = LeaderEpochCache([EpochEntry(0, 0), EpochEntry(2, 10)])
+    assert truncation_offset(short, 12, (2, 25)) == 12
+    assert truncation_offset(short, 12, (UNDEFINED, UNDEFINED)) == 0
