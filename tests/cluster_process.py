@@ -23,7 +23,7 @@ __all__ = ["ClusterNodeProcess", "start_cluster"]
 
 class ClusterNodeProcess:
     def __init__(self, node_id: int, directory: Path, voters: str, controller_port: int,
-                 extra: dict[str, str]) -> None:
+                 extra: dict[str, str], *, broker_only: bool = False) -> None:
         self.node_id = node_id
         self.controller_port = controller_port
         self.data_dir = directory / f"node{node_id}"
@@ -38,6 +38,13 @@ class ClusterNodeProcess:
             "controller.quorum.election.timeout.ms": "500",
             "broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "300",
             **extra}
+        if broker_only:  # an observer: no controller listener, the voters as bootstrap
+            del settings["controller.quorum.voters"]
+            settings.update({
+                "process.roles": "broker",
+                "controller.quorum.bootstrap.servers": ",".join(
+                    v.split("@")[1] for v in voters.split(",")),
+                "listeners": f"PLAINTEXT://127.0.0.1:{free_port()}"})
         self.config_path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -87,11 +94,15 @@ class ClusterNodeProcess:
             return ""
 
 
-def start_cluster(directory: Path, size: int = 3, **extra: str) -> list[ClusterNodeProcess]:
+def start_cluster(directory: Path, size: int = 3, broker_only: int = 0, **extra: str
+                  ) -> list[ClusterNodeProcess]:
+    """``size`` combined nodes (ids 1..size), then ``broker_only`` observers."""
     ports = [free_port() for _ in range(size)]
     voters = ",".join(f"{i + 1}@127.0.0.1:{port}" for i, port in enumerate(ports))
     nodes = [ClusterNodeProcess(i + 1, directory, voters, ports[i], dict(extra))
              for i in range(size)]
+    nodes += [ClusterNodeProcess(size + 1 + i, directory, voters, 0, dict(extra),
+                                 broker_only=True) for i in range(broker_only)]
     for node in nodes:
         node.start()
     return nodes

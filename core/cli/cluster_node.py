@@ -20,6 +20,7 @@ from core.broker.config import BrokerConfigError, load_config_file
 from core.cli.errors import CliError
 from core.cli.options import parse_key_values
 from core.cluster.config import ClusterConfig, ClusterConfigError
+from core.cluster.observer import MetadataObserver
 from core.cluster.raft.storage import RaftStorageError
 from core.cluster.service import ClusterService
 
@@ -54,7 +55,8 @@ async def _run(config: ClusterConfig) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    service = ClusterService(config)
+    service: ClusterService | MetadataObserver = (
+        ClusterService(config) if config.voters else MetadataObserver(config))
     await service.start()
     try:
         await stop.wait()

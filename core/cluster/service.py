@@ -9,6 +9,7 @@ drives its clock, and waits for records to commit before answering a request.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import random
@@ -31,7 +32,7 @@ from core.cluster.wire import (
     write_frame,
 )
 
-__all__ = ["ClusterService", "image_to_json", "request"]
+__all__ = ["BrokerLease", "ClusterService", "image_to_json", "request"]
 
 log = logging.getLogger(__name__)
 
@@ -107,13 +108,13 @@ class _Peer:
 
 
 class ClusterService:
-    """``start``, then ``stop``. ``image`` is the committed metadata; ``broker_epoch`` is
-    this node's broker registration once the controller committed it."""
+    """``start``, then ``stop``. ``image`` is the committed metadata; ``lease.epoch`` is
+    this node's broker epoch once the controller committed its registration."""
 
     def __init__(self, config: ClusterConfig, *, seed: int | None = None) -> None:
         if not config.voters:
-            raise ValueError("broker-only nodes (controller.quorum.bootstrap.servers) do not "
-                             "run a metadata service yet")
+            raise ValueError("a node without controller.quorum.voters observes the quorum: "
+                             "run MetadataObserver")
         self.config = config
         self._rng = random.Random(seed)
         self._storage = FileRaftStorage(Path(config.log_dir) / "__cluster_metadata-0")
@@ -129,8 +130,7 @@ class ClusterService:
         self._voters = {v.node_id: v for v in config.voters}
         self._server: asyncio.base_events.Server | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self.broker_epoch: int | None = None
-        self._incarnation = secrets.token_hex(8)
+        self.lease = BrokerLease(config)
 
     @property
     def image(self) -> MetadataImage:
@@ -149,7 +149,8 @@ class ClusterService:
             self._tasks.append(peer.task)
         self._tasks.append(asyncio.create_task(self._tick_loop(), name="ferry-raft-tick"))
         if self.config.is_broker:
-            self._tasks.append(asyncio.create_task(self._lease_loop(), name="ferry-lease"))
+            self._tasks.append(asyncio.create_task(
+                self.lease.run(self.submit, lambda: self.image.offset), name="ferry-lease"))
         log.info("node %d: metadata quorum on %s:%d with voters %s", self.config.node_id,
                  listener.host, self.port, sorted(self._voters))
 
@@ -206,12 +207,14 @@ class ClusterService:
         if op == "describe":
             return {"error_code": 0, "result": image_to_json(self.image,
                                                              self.quorum.raft.leader_id)}
+        if op == "fetch_log":
+            return self._fetch_log(args)
         try:
             operation = _operation(op, args, _now_ms())
             index, term, out = self.quorum.submit(operation, _now_ms())
         except ControllerError as exc:
             return {"error_code": exc.code, "error_message": str(exc),
-                    "leader_id": self.quorum.raft.leader_id}
+                    "leader_id": self.quorum.raft.leader_id, "leader": self._leader_address()}
         except (KeyError, TypeError, ValueError) as exc:
             return {"error_code": ErrorCode.INVALID_REQUEST, "error_message": f"bad {op}: {exc}"}
         self._send(out)
@@ -225,7 +228,26 @@ class ClusterService:
             await asyncio.sleep(0.005)
         return {"error_code": ErrorCode.NOT_CONTROLLER, "error_message":
                 "the change was not committed; ask the new controller",
-                "leader_id": self.quorum.raft.leader_id}
+                "leader_id": self.quorum.raft.leader_id, "leader": self._leader_address()}
+
+    def _fetch_log(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Committed entries from ``from`` on, for broker-only nodes (observers): any voter
+        may answer, since committed prefixes agree on every voter."""
+        try:
+            start, limit = max(1, int(args["from"])), max(1, min(int(args.get("max", 500)),
+                                                                 5000))
+        except (KeyError, TypeError, ValueError) as exc:
+            return {"error_code": ErrorCode.INVALID_REQUEST,
+                    "error_message": f"bad fetch_log: {exc}"}
+        entries = self.quorum.raft.committed(start)[:limit]
+        return {"error_code": 0, "leader": self._leader_address(), "result": {
+            "from": start,
+            "entries": [[e.term, base64.b64encode(e.data).decode()] for e in entries]}}
+
+    def _leader_address(self) -> list[Any] | None:
+        leader = self.quorum.raft.leader_id
+        voter = self._voters.get(leader) if leader is not None else None
+        return [voter.host, voter.port] if voter is not None else None
 
     async def submit(self, op: str, args: dict[str, Any], timeout_s: float = 10.0
                      ) -> dict[str, Any]:
@@ -250,30 +272,42 @@ class ClusterService:
             await asyncio.sleep(0.05)
         return reply
 
-    async def _lease_loop(self) -> None:
+
+class BrokerLease:
+    """This node's broker registration and its lease: register (fenced), then heartbeat
+    every ``broker.heartbeat.interval.ms`` with the metadata offset applied so far (the
+    controller unfences the broker once it reaches its registration), registering again
+    when the controller answers that the epoch is stale."""
+
+    def __init__(self, config: ClusterConfig) -> None:
+        self.config = config
+        self.epoch: int | None = None
+        self._incarnation = secrets.token_hex(8)
+
+    async def run(self, submit: Any, metadata_offset: Any) -> None:
         interval = self.config.broker_heartbeat_interval_ms / 1000
         endpoints = [[e.name, e.host, e.port] for e in self.config.advertised_listeners]
+        node_id = self.config.node_id
         while True:
             try:
-                if self.broker_epoch is None:
-                    reply = await self.submit("register", {
-                        "broker_id": self.config.node_id, "incarnation": self._incarnation,
+                if self.epoch is None:
+                    reply = await submit("register", {
+                        "broker_id": node_id, "incarnation": self._incarnation,
                         "endpoints": endpoints}, timeout_s=interval * 2)
                     if reply.get("error_code") == 0:
-                        self.broker_epoch = reply["result"]["index"]
-                        log.info("node %d: registered as broker with epoch %d",
-                                 self.config.node_id, self.broker_epoch)
+                        self.epoch = reply["result"]["index"]
+                        log.info("node %d: registered as broker with epoch %d", node_id,
+                                 self.epoch)
                         continue  # heartbeat at once: that unfences it
                 else:
-                    reply = await self.submit("heartbeat", {
-                        "broker_id": self.config.node_id, "broker_epoch": self.broker_epoch,
-                        "metadata_offset": self.image.offset},
-                        timeout_s=interval * 2)
+                    reply = await submit("heartbeat", {
+                        "broker_id": node_id, "broker_epoch": self.epoch,
+                        "metadata_offset": metadata_offset()}, timeout_s=interval * 2)
                     if reply.get("error_code") in (ErrorCode.STALE_BROKER_EPOCH,
                                                    ErrorCode.BROKER_ID_NOT_REGISTERED):
-                        log.warning("node %d: %s; registering again", self.config.node_id,
+                        log.warning("node %d: %s; registering again", node_id,
                                     reply.get("error_message"))
-                        self.broker_epoch = None
+                        self.epoch = None
                         continue
             except Exception:
                 log.exception("broker lease renewal failed")

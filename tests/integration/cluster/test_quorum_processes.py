@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -166,6 +167,33 @@ def test_a_whole_cluster_sigkill_loses_no_committed_change(cluster):
 
         view = wait_for(back, 30, f"node {node.node_id} back", nodes)
     assert _create(nodes, "after-rolling-restart", 1, 3)["error_code"] == 0
+
+
+def test_a_broker_only_node_observes_the_log_and_keeps_its_lease(tmp_path: Path):
+    """A fourth node with process.roles=broker and controller.quorum.bootstrap.servers:
+    it is unfenced only once it applied the log up to its registration (which it reports in
+    its heartbeats), gets replicas, and keeps its lease across a controller failover."""
+    nodes = start_cluster(tmp_path, broker_only=1)
+    try:
+        voters, observer = nodes[:3], nodes[3]
+        wait_for(lambda: (v := voters[0].describe()) and len(_live_brokers(v)) == 4, 30,
+                 "four live brokers", nodes)
+        assert _create(voters, "wide", 4, 4)["error_code"] == 0
+        view = wait_for(lambda: (v := voters[0].describe()) and "wide" in v["topics"] and v,
+                        10, "the topic applied", nodes)
+        assert all(4 in p["replicas"] for p in view["topics"]["wide"]["partitions"])
+        epoch = view["brokers"]["4"]["epoch"]
+        controller = _controller(voters)
+        controller.kill()
+        others = [n for n in voters if n is not controller]
+        new = wait_for(lambda: (c := _controller(others)) and c, 15, "a new controller", nodes)
+        time.sleep(4)  # past broker.session.timeout.ms (3 s) under the new controller
+        view = new.describe()
+        assert not view["brokers"]["4"]["fenced"] and view["brokers"]["4"]["epoch"] == epoch
+        assert observer.alive
+    finally:
+        for node in nodes:
+            node.kill()
 
 
 def test_a_bad_setting_is_one_line_naming_the_key(tmp_path: Path):
