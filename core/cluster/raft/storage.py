@@ -8,6 +8,7 @@ cuts it off when it opens.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -90,13 +91,26 @@ class FileRaftStorage:
     def __init__(self, directory: str | Path) -> None:
         self._dir = Path(directory)
         self._dir.mkdir(parents=True, exist_ok=True)
+        # One process per metadata log: two nodes on one directory would each vote with it.
+        self._lock = open(self._dir / ".lock", "a+b")  # noqa: SIM115 - closed by close()
+        try:
+            fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.close()
+            raise RaftStorageError(
+                f"{self._dir} is in use by another process: give each node its own "
+                "log.dirs") from None
         self._state_path = self._dir / "quorum-state"
-        self._term, self._voted_for = self._read_state()
         self._log: list[Entry] = []
         self._positions: list[int] = []  # file offset of each entry
-        # Unbuffered, so a failed write leaves nothing queued to reach the file later.
-        self._file = open(self._dir / "raft.log", "a+b", buffering=0)  # noqa: SIM115
-        self._recover()
+        try:
+            self._term, self._voted_for = self._read_state()
+            # Unbuffered, so a failed write leaves nothing queued to reach the file later.
+            self._file = open(self._dir / "raft.log", "a+b", buffering=0)  # noqa: SIM115
+            self._recover()
+        except BaseException:
+            self._lock.close()
+            raise
 
     def _read_state(self) -> tuple[int, int | None]:
         try:
@@ -134,6 +148,7 @@ class FileRaftStorage:
 
     def close(self) -> None:
         self._file.close()
+        self._lock.close()  # releases the flock
 
     def load_state(self) -> tuple[int, int | None]:
         return self._term, self._voted_for

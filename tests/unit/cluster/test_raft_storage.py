@@ -69,6 +69,14 @@ def test_a_corrupt_record_ends_the_log(tmp_path: Path):
     again.close()
 
 
+def test_one_process_per_metadata_directory(tmp_path: Path):
+    first = FileRaftStorage(tmp_path)
+    with pytest.raises(RaftStorageError, match="in use by another process"):
+        FileRaftStorage(tmp_path)  # flock is per open file: a second open is refused too
+    first.close()
+    FileRaftStorage(tmp_path).close()
+
+
 def test_an_unreadable_quorum_state_is_a_clear_error(tmp_path: Path):
     (tmp_path / "quorum-state").write_text("{not json")
     with pytest.raises(RaftStorageError, match="vote is unknown"):
@@ -100,5 +108,6 @@ def test_the_state_file_is_replaced_atomically(tmp_path: Path):
     storage = FileRaftStorage(tmp_path)
     storage.save_state(1, 1)
     storage.save_state(2, None)
-    assert sorted(os.listdir(tmp_path)) == ["quorum-state", "raft.log"]
+    assert sorted(os.listdir(tmp_path)) == [".lock", "quorum-state", "raft.log"]
+    storage.close()
     assert FileRaftStorage(tmp_path).load_state() == (2, None)
