@@ -143,7 +143,12 @@ class ClusterService:
 
     async def start(self) -> None:
         listener = self.config.listener(self.config.controller_listener_names[0])
-        self._server = await asyncio.start_server(self._serve, listener.host, listener.port)
+        try:
+            self._server = await asyncio.start_server(self._serve, listener.host,
+                                                      listener.port)
+        except OSError:
+            self._storage.close()  # a port in use: let another attempt take the log
+            raise
         for peer in self._peers.values():
             peer.task = asyncio.create_task(peer.run(), name=f"ferry-raft-peer-{peer.node_id}")
             self._tasks.append(peer.task)

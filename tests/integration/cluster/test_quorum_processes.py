@@ -207,3 +207,23 @@ def test_a_bad_setting_is_one_line_naming_the_key(tmp_path: Path):
     assert result.returncode == 1
     assert result.stderr.strip().count("\n") == 0
     assert "controller.quorum.voters" in result.stderr and "node.id=4" in result.stderr
+
+
+def test_a_controller_port_in_use_is_one_line(tmp_path: Path):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        config = tmp_path / "node.properties"
+        config.write_text("process.roles=controller\nnode.id=1\n"
+                          f"controller.quorum.voters=1@127.0.0.1:{port}\n"
+                          f"listeners=CONTROLLER://127.0.0.1:{port}\n"
+                          f"controller.listener.names=CONTROLLER\nlog.dirs={tmp_path}\n")
+        result = subprocess.run([sys.executable, "-m", "core.cli.cluster_node", "--config",
+                                 str(config)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("cluster node: error: cannot start") and "Traceback" not in \
+        result.stderr
