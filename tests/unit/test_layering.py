@@ -14,9 +14,10 @@ ALLOWED = {
     "core.log": set(),
     "core.protocol": set(),
     "core.group": {"core.log", "core.protocol"},
+    "core.cluster": set(),  # the Raft quorum and metadata: sans-IO, imports nothing
     "core.broker": {"core.log", "core.group", "core.protocol"},
     "core.backends": {"core.log", "core.group", "core.protocol"},
-    "core.cli": {"core.backends", "core.broker", "core.log"},
+    "core.cli": {"core.backends", "core.broker", "core.cluster", "core.log"},
     "connect.api": set(),
     "connect.converters": {"connect.api"},
     "connect.transforms": {"connect.api"},

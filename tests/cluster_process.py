@@ -1,0 +1,120 @@
+"""Cluster nodes as real subprocesses on free 127.0.0.1 ports: each runs the metadata
+service (``python -m core.cli.cluster_node``) from a KRaft-style properties file. ``kill()``
+is SIGKILL, ``pause()``/``resume()`` SIGSTOP/SIGCONT; ``describe()`` asks the node for its
+committed metadata over the controller listener."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from broker_process import free_port
+
+from core.cluster.service import request
+
+__all__ = ["ClusterNodeProcess", "start_cluster"]
+
+
+class ClusterNodeProcess:
+    def __init__(self, node_id: int, directory: Path, voters: str, controller_port: int,
+                 extra: dict[str, str], *, broker_only: bool = False) -> None:
+        self.node_id = node_id
+        self.controller_port = controller_port
+        self.data_dir = directory / f"node{node_id}"
+        self.log_path = directory / f"node{node_id}.log"
+        self.config_path = directory / f"node{node_id}.properties"
+        settings = {
+            "process.roles": "broker,controller", "node.id": str(node_id),
+            "controller.quorum.voters": voters,
+            "listeners": f"PLAINTEXT://127.0.0.1:{free_port()},"
+                         f"CONTROLLER://127.0.0.1:{controller_port}",
+            "controller.listener.names": "CONTROLLER", "log.dirs": str(self.data_dir),
+            "controller.quorum.election.timeout.ms": "500",
+            "broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "300",
+            **extra}
+        if broker_only:  # an observer: no controller listener, the voters as bootstrap
+            del settings["controller.quorum.voters"]
+            settings.update({
+                "process.roles": "broker",
+                "controller.quorum.bootstrap.servers": ",".join(
+                    v.split("@")[1] for v in voters.split(",")),
+                "listeners": f"PLAINTEXT://127.0.0.1:{free_port()}"})
+        self.config_path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "core.cli.cluster_node", "--config",
+                 str(self.config_path)], stdout=log, stderr=subprocess.STDOUT)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def describe(self) -> dict[str, Any] | None:
+        """The node's committed metadata, or None if it does not answer."""
+        try:
+            reply = asyncio.run(request("127.0.0.1", self.controller_port, "describe", {},
+                                        timeout_s=2.0))
+        except (OSError, TimeoutError, asyncio.IncompleteReadError):
+            return None
+        return reply.get("result")
+
+    def kill(self) -> None:
+        if self.alive:
+            os.kill(self.proc.pid, signal.SIGCONT)  # a paused process too
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def pause(self) -> None:
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+    def stop(self) -> None:
+        if self.alive:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def output(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-4000:]
+        except OSError:
+            return ""
+
+
+def start_cluster(directory: Path, size: int = 3, broker_only: int = 0, **extra: str
+                  ) -> list[ClusterNodeProcess]:
+    """``size`` combined nodes (ids 1..size), then ``broker_only`` observers."""
+    ports = [free_port() for _ in range(size)]
+    voters = ",".join(f"{i + 1}@127.0.0.1:{port}" for i, port in enumerate(ports))
+    nodes = [ClusterNodeProcess(i + 1, directory, voters, ports[i], dict(extra))
+             for i in range(size)]
+    nodes += [ClusterNodeProcess(size + 1 + i, directory, voters, 0, dict(extra),
+                                 broker_only=True) for i in range(broker_only)]
+    for node in nodes:
+        node.start()
+    return nodes
+
+
+def wait_for(condition, timeout_s: float, what: str, nodes=()) -> Any:
+    """Poll ``condition`` until it returns something true; fail with the nodes' logs."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        result = condition()
+        if result:
+            return result
+        time.sleep(0.1)
+    logs = "\n".join(f"--- node {n.node_id}\n{n.output()}" for n in nodes)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}\n{logs}")
