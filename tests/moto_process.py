@@ -1,6 +1,7 @@
 """A real S3 API for tests: ``moto_server`` (PyPI ``moto[server]``) as a subprocess on a
 free 127.0.0.1 port, and ``FaultProxy``, an HTTP proxy in front of it that answers chosen
-requests with 500/503 or stalls them, to inject S3 faults."""
+requests with 500/503, or stalls them past the client's read timeout, to inject S3
+faults."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ import boto3
 import botocore.config
 from broker_process import free_port
 
-__all__ = ["FaultProxy", "MotoServer", "s3_client"]
+__all__ = ["FaultProxy", "MotoServer", "Stall", "s3_client"]
 
 START_TIMEOUT_S = 30.0
 
@@ -88,9 +90,17 @@ class MotoServer:
         self._log.close()
 
 
+@dataclass(frozen=True)
+class Stall:
+    """Hold the request ``seconds`` without answering, then close the connection: the
+    request never reaches S3, and a client whose read timeout is shorter gives up first."""
+
+    seconds: float
+
+
 #: ``rule(method, path)``: None forwards; a status (500, 503) or (status, S3 error code)
-#: answers with that error instead.
-Rule = Callable[[str, str], "int | tuple[int, str] | None"]
+#: answers with that error instead; a ``Stall`` answers nothing.
+Rule = Callable[[str, str], "int | tuple[int, str] | Stall | None"]
 _CODES = {500: "InternalError", 503: "ServiceUnavailable"}
 
 
@@ -101,7 +111,9 @@ class FaultProxy:
     def __init__(self, target_port: int) -> None:
         self.rule: Rule = lambda _m, _p: None
         self.injected = 0
+        self.stalled = 0
         self.forwarded = 0
+        self._stopping = threading.Event()
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -114,6 +126,11 @@ class FaultProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 answer_with = proxy.rule(self.command, self.path)
+                if isinstance(answer_with, Stall):
+                    proxy.stalled += 1
+                    proxy._stopping.wait(answer_with.seconds)
+                    self.close_connection = True
+                    return
                 if answer_with is not None:
                     proxy.injected += 1
                     status, code = (answer_with if isinstance(answer_with, tuple)
@@ -154,6 +171,7 @@ class FaultProxy:
         self._thread.start()
 
     def stop(self) -> None:
+        self._stopping.set()
         self.server.shutdown()
         self.server.server_close()
         self._thread.join(10)

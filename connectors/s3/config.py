@@ -57,6 +57,8 @@ SCHEMA_COMPATIBILITY = "schema.compatibility"
 S3_RETRY_BACKOFF_MS = "s3.retry.backoff.ms"
 PART_RETRIES = "s3.part.retries"
 RETRY_BACKOFF_MS = "retry.backoff.ms"
+CONNECT_TIMEOUT_MS = "s3.connect.timeout.ms"
+READ_TIMEOUT_MS = "s3.read.timeout.ms"
 ZERO_PAD_WIDTH = "filename.offset.zero.pad.width"
 BYTEARRAY_EXTENSION = "format.bytearray.extension"
 BYTEARRAY_SEPARATOR = "format.bytearray.separator"
@@ -173,6 +175,13 @@ def _build() -> ConfigDef:
             "throttling and timeouts.", Range.at_least(0))
     _define(d, RETRY_BACKOFF_MS, ConfigType.LONG, 5000, "Wait after an S3 request failed "
             "all its retries before the writer tries again.", Range.at_least(0))
+    # Ferry's own keys: Confluent's connector has none and runs with the AWS SDK for Java's
+    # defaults (10 s to connect, 50 s socket timeout), which these defaults keep.
+    _define(d, CONNECT_TIMEOUT_MS, ConfigType.INT, 10_000, "Timeout of opening a connection "
+            "to S3; a timeout is retried like a 5xx answer.", Range.at_least(1))
+    _define(d, READ_TIMEOUT_MS, ConfigType.INT, 50_000, "Longest wait for S3 to answer (or "
+            "to send more of its answer); a timeout is retried like a 5xx answer.",
+            Range.at_least(1))
     _define(d, ZERO_PAD_WIDTH, ConfigType.INT, 10, "Width of the zero-padded start offset "
             "in object names.", Range.at_least(0))
     _define(d, BYTEARRAY_EXTENSION, ConfigType.STRING, ".bin", "ByteArrayFormat's object "
@@ -229,6 +238,8 @@ class S3SinkSettings:
     s3_retry_backoff_ms: int
     part_retries: int
     retry_backoff_ms: int
+    connect_timeout_ms: int
+    read_timeout_ms: int
     zero_pad_width: int
     bytearray_extension: str
     bytearray_separator: bytes
@@ -269,6 +280,8 @@ class S3SinkSettings:
             s3_retry_backoff_ms=int(c.get_int(S3_RETRY_BACKOFF_MS) or 0),
             part_retries=int(c.get_int(PART_RETRIES) or 0),
             retry_backoff_ms=int(c.get_int(RETRY_BACKOFF_MS) or 0),
+            connect_timeout_ms=int(c.get_int(CONNECT_TIMEOUT_MS) or 10_000),
+            read_timeout_ms=int(c.get_int(READ_TIMEOUT_MS) or 50_000),
             zero_pad_width=int(c.get_int(ZERO_PAD_WIDTH) or 0),
             bytearray_extension=c.get_string(BYTEARRAY_EXTENSION) or "",
             bytearray_separator=b"\n" if sep is None else sep.encode(),

@@ -92,7 +92,8 @@ class S3Storage:
             region_name=settings.region,
             retries={"total_max_attempts": 1, "mode": "standard"},
             s3={"addressing_style": "path" if settings.path_style else "auto"},
-            connect_timeout=10, read_timeout=60,
+            connect_timeout=settings.connect_timeout_ms / 1000,
+            read_timeout=settings.read_timeout_ms / 1000,
             # Checksums of every body: boto3's new default is fine on AWS but some
             # S3-compatible stores reject it; send them only when the API requires them.
             request_checksum_calculation="when_required",

@@ -1,16 +1,17 @@
 """Bad input and faults: a missing bucket (validate names it; a bucket gone at runtime fails
 the task naming it), records the format cannot write (DLQ or task failure with the
-record's coordinates), S3 answering 500/503 through a fault proxy (retries, nothing lost,
-nothing duplicated), and the position recovered from the bucket when the group's offsets
-are lost."""
+record's coordinates), S3 answering 500/503 or not answering within the read timeout
+through a fault proxy (retries, nothing lost, nothing duplicated), and the position
+recovered from the bucket when the group's offsets are lost."""
 
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from conftest import s3_config, wait_for
-from moto_process import FaultProxy
+from moto_process import FaultProxy, Stall
 
 from connect.runtime.errors import BadRequestError
 from core.backends import OffsetSpec, TopicPartition
@@ -145,6 +146,60 @@ def test_s3_500_and_503_are_retried_and_nothing_is_lost(moto, stack) -> None:
             got += [json.loads(line)["i"] for line in data.decode().splitlines()]
         assert got == list(range(n + 40))
         assert proxy.injected > 0
+    finally:
+        proxy.stop()
+
+
+def _read_back(moto, bucket: str) -> list[int]:
+    got: list[int] = []
+    for _key, data in sorted(moto.objects(bucket).items()):
+        got += [json.loads(line)["i"] for line in data.decode().splitlines()]
+    return got
+
+
+def test_s3_read_timeouts_are_retried_and_nothing_is_lost(moto, stack, caplog) -> None:
+    """S3 accepting a request and not answering: the proxy holds chosen PUTs for 2 s and
+    drops them, past the 0.3 s ``s3.read.timeout.ms``. Each timeout is retried; an outage
+    longer than the request retries leaves the task RUNNING with its writer retrying after
+    ``retry.backoff.ms``; once S3 answers again every record is in exactly one object. The
+    stalls are bounded by the read timeout, not by the stall (the proxy thread waits, the
+    task does not)."""
+    caplog.set_level(logging.WARNING, logger="connectors.s3.storage")
+    moto.create_bucket("stalls")
+    proxy = FaultProxy(moto.port)
+    try:
+        count = {"n": 0}
+
+        def every_second_write(method: str, path: str) -> Stall | None:
+            if method in ("PUT", "POST"):
+                count["n"] += 1
+                if count["n"] % 2 == 0:
+                    return Stall(2.0)
+            return None
+
+        proxy.rule = every_second_write
+        s = stack()
+        s.topic("st")
+        n = 100
+        s.produce("st", [{"i": i} for i in range(n)])
+        s.sink("stalls", s3_config(moto, "stalls", topics="st", **SCHEMALESS, **{
+            "store.url": proxy.url, "format.class": "JsonFormat", "flush.size": "20",
+            "s3.read.timeout.ms": "300", "s3.part.retries": "2"}))
+        wait_for(lambda: len(moto.keys("stalls")) == n // 20, "5 objects", timeout=60)
+        assert proxy.stalled >= 2  # every second write of the 5 PUTs and their retries
+        # Every PUT stalls: each request spends its 3 attempts, the writer keeps its state
+        # and tries again after retry.backoff.ms (200 ms here), the task stays up.
+        before = proxy.stalled
+        proxy.rule = lambda m, p: Stall(2.0) if m in ("PUT", "POST") else None
+        s.produce("st", [{"i": i} for i in range(n, n + 40)])
+        wait_for(lambda: proxy.stalled >= before + 6, "two rounds of request retries")
+        assert s.state("stalls") == ("RUNNING", ["RUNNING"])
+        proxy.rule = lambda m, p: None
+        wait_for(lambda: len(moto.keys("stalls")) == (n + 40) // 20, "7 objects", timeout=60)
+        assert _read_back(moto, "stalls") == list(range(n + 40))
+        timeouts = [r.getMessage() for r in caplog.records if "ReadTimeoutError" in
+                    r.getMessage()]
+        assert len(timeouts) >= proxy.stalled // 2, caplog.text[-2000:]
     finally:
         proxy.stop()
 

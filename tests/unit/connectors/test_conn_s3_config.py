@@ -25,6 +25,8 @@ def test_confluent_defaults() -> None:
     assert (s.zero_pad_width, s.timestamp_extractor, s.partitioner) == \
         (10, "Wallclock", "io.confluent.connect.storage.partitioner.DefaultPartitioner")
     assert s.format == "JsonFormat" and s.recovery_from_storage is False
+    # The AWS SDK for Java's defaults, which Confluent's connector runs with.
+    assert (s.connect_timeout_ms, s.read_timeout_ms) == (10_000, 50_000)
     assert CONFIG_DEF.config_keys["aws.secret.access.key"].type.value == "PASSWORD"
 
 
@@ -50,6 +52,8 @@ def test_extensions(fmt: str, extra: dict, ext: str) -> None:
     ({"rotate.schedule.interval.ms": "60000"}, "timezone"),
     ({"timestamp.extractor": "Sundial"}, "timestamp.extractor"),
     ({"store.kafka.keys": "true"}, "store.kafka.keys"),
+    ({"s3.read.timeout.ms": "0"}, "s3.read.timeout.ms"),
+    ({"s3.connect.timeout.ms": "soon"}, "s3.connect.timeout.ms"),
 ])
 def test_errors_name_the_key(props: dict, key: str) -> None:
     with pytest.raises(ConfigError) as err:
@@ -70,3 +74,16 @@ def test_a_malformed_endpoint_is_an_error_on_store_url() -> None:
     result = S3SinkConnector().validate({**BASE, "store.url": "http://exa mple:1:2"})
     errors = {v.name: v.errors for v in result.config_values if v.errors}
     assert list(errors) == ["store.url"] and "Invalid endpoint" in errors["store.url"][0]
+
+
+def test_timeouts_reach_the_s3_client() -> None:
+    from connectors.s3.storage import S3Storage
+
+    storage = S3Storage(S3SinkSettings.parse({**BASE, "s3.region": "us-east-1",
+                                              "s3.connect.timeout.ms": "1500",
+                                              "s3.read.timeout.ms": "250"}))
+    try:
+        config = storage.client.meta.config
+        assert (config.connect_timeout, config.read_timeout) == (1.5, 0.25)
+    finally:
+        storage.close()
