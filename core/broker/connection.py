@@ -277,6 +277,11 @@ class BrokerConnection(asyncio.BufferedProtocol):
                                    api_version=header.api_version,
                                    correlation_id=header.correlation_id)
 
+        metrics = self._state.metrics
+        if metrics is not None:
+            metrics.in_flight += 1
+            started = time.perf_counter()
+        failed = False  # a handler raised: the connection is closed unanswered
         try:
             if header.api_key in _WORKER_HANDLED and (large or _whole_cluster(ctx)):
                 chunks: list[Buffer] | None = await self._off_loop(
@@ -290,15 +295,22 @@ class BrokerConnection(asyncio.BufferedProtocol):
             if chunks is None or self._closed:
                 return
         except CloseConnection as exc:
+            failed = True
             self.close(f"{spec.name} v{header.api_version}: {exc}")
             return
         except asyncio.CancelledError:
             raise
         except Exception:
+            failed = True
             log.exception("%s v%d from %s (client id %r) failed; closing its connection",
                           spec.name, header.api_version, self.peer, header.client_id)
             self.close()
             return
+        finally:
+            if metrics is not None:
+                metrics.in_flight -= 1
+                metrics.request_done(header.api_key, header.api_version,
+                                     time.perf_counter() - started, failed)
         self._write(chunks)
 
     def _write(self, chunks: Sequence[Buffer]) -> None:

@@ -13,10 +13,11 @@ ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = {
     "core.log": set(),
     "core.protocol": set(),
+    "core.http": set(),
     "core.group": {"core.log", "core.protocol"},
-    "core.broker": {"core.log", "core.group", "core.protocol"},
+    "core.broker": {"core.log", "core.group", "core.protocol", "core.http"},
     "core.backends": {"core.log", "core.group", "core.protocol"},
-    "core.cli": {"core.backends", "core.broker", "core.log"},
+    "core.cli": {"core.backends", "core.broker", "core.log", "core.http"},
     "connect.api": set(),
     "connect.converters": {"connect.api"},
     "connect.transforms": {"connect.api"},
@@ -26,8 +27,8 @@ ALLOWED = {
     # `ferry connect`: CLI wiring, which the design lets see every layer it wires.
     "connect.cli": {"connect.api", "connect.rest", "connect.runtime", "core.backends",
                     "core.broker", "core.cli"},
-    "connect.rest": {"connect.api", "connect.runtime"},
-    "schema_registry": {"core.backends"},
+    "connect.rest": {"connect.api", "connect.runtime", "core.http"},
+    "schema_registry": {"core.backends", "core.http"},
     "schema_registry.serde": {"connect.api", "schema_registry"},  # only .schemas: see its test
     # `ferry registry`: CLI wiring (core.broker only for its config-file reader).
     "schema_registry.cli": {"schema_registry", "core.backends", "core.broker", "core.cli"},
