@@ -21,12 +21,13 @@ import time
 import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from connect.runtime.connector_config import ErrorConfig
 from connect.runtime.herder import ConnectorTaskId
 from connect.runtime.secrets import scrub
+from connect.runtime.task_metrics import TaskMetrics
 from core.backends import LogBackend
 
 __all__ = ["StatusListener", "TaskSetup", "WorkerTask"]
@@ -60,6 +61,8 @@ class TaskSetup:
     on_topic: Callable[[str], None] = lambda topic: None
     #: Secret values of ``props``, hidden from failure traces (status and log).
     secrets: tuple[str, ...] = ()
+    #: What the task counts for /metrics (kept across the task's restarts).
+    metrics: TaskMetrics = field(default_factory=TaskMetrics)
 
 
 class WorkerTask(ABC):

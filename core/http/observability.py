@@ -58,9 +58,10 @@ def new_registry() -> CollectorRegistry:
 
 
 class ObservedApp:
-    """WSGI: ``/metrics`` and ``/health`` here, every other path to ``app`` (None: 404)."""
+    """WSGI: ``/metrics`` and ``/health`` here, every other path to ``app`` (None: 404).
+    With ``health`` None the app answers ``/health`` itself (Connect's herder check)."""
 
-    def __init__(self, registry: CollectorRegistry, health: HealthCheck,
+    def __init__(self, registry: CollectorRegistry, health: HealthCheck | None,
                  app: Callable[..., Iterable[bytes]] | None = None) -> None:
         self.registry = registry
         self.health = health
@@ -70,7 +71,8 @@ class ObservedApp:
                  ) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         method = environ.get("REQUEST_METHOD", "GET")
-        if path in ("/metrics", "/health", "/health/live"):
+        if path == "/metrics" or (self.health is not None
+                                  and path in ("/health", "/health/live")):
             if method not in ("GET", "HEAD"):
                 return _json(start_response, "405 Method Not Allowed",
                              {"error_code": 405, "message": f"{method} is not allowed on "
@@ -95,6 +97,7 @@ class ObservedApp:
         return [body]
 
     def _health(self, start_response: Callable[..., Any]) -> Iterable[bytes]:
+        assert self.health is not None
         try:
             state = self.health()
         except Exception as exc:  # a failing check is itself the answer
