@@ -116,26 +116,30 @@ def _request_metrics(requests: dict[tuple[int, int], list[float]]) -> Iterator[M
                                 "Requests served per API and version",
                                 labels=["request", "version"])
     errors = CounterMetricFamily("kafka_network_requestmetrics_errors",
-                                 "Requests whose handling failed (connection closed)",
-                                 labels=["request", "error"])
+                                 "Requests per outcome, as Kafka's ErrorsPerSec: error NONE "
+                                 "is success, UNKNOWN_SERVER_ERROR a handler that failed "
+                                 "(the connection was closed)", labels=["request", "error"])
     latency = HistogramMetricFamily("ferry_request_duration_seconds",
                                     "Time from a request read to its answer encoded",
                                     labels=["api", "version"])
-    failed: dict[str, float] = {}
+    outcomes: dict[str, list[float]] = {}  # api -> [succeeded, failed]
     for (api_key, version), entry in sorted(requests.items()):
         spec = lookup(api_key)
         api = spec.name.removesuffix("Request") if spec else str(api_key)
         count.add_metric([api, str(version)], entry[0])
-        if entry[1]:
-            failed[api] = failed.get(api, 0) + entry[1]
+        outcome = outcomes.setdefault(api, [0, 0])
+        outcome[0] += entry[0] - entry[1]
+        outcome[1] += entry[1]
         buckets, running = [], 0.0
         for bound, hits in zip(LATENCY_BUCKETS_S, entry[3:], strict=True):
             running += hits
             buckets.append((repr(bound), running))
         buckets.append(("+Inf", entry[0]))
         latency.add_metric([api, str(version)], buckets, entry[2])
-    for api, value in sorted(failed.items()):
-        errors.add_metric([api, "UNKNOWN_SERVER_ERROR"], value)
+    for api, (succeeded, failed) in sorted(outcomes.items()):
+        errors.add_metric([api, "NONE"], succeeded)
+        if failed:
+            errors.add_metric([api, "UNKNOWN_SERVER_ERROR"], failed)
     yield count
     yield errors
     yield latency

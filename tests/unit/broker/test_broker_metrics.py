@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from broker_harness import InProcessBroker, fetch_request, produce, records
+from broker_harness import InProcessBroker, fetch_request, produce, produce_request, records
 from metrics_scrape import health, scrape
 
 from core.broker.observability import BrokerObservability
@@ -67,6 +67,8 @@ def test_bytes_and_messages_in_and_out_equal_the_workload(observed):
                          request="Produce", version="9") == 3
     assert metrics.value("ferry_request_duration_seconds_count",
                          api="Produce", version="9") == 3
+    assert metrics.value("kafka_network_requestmetrics_errors_total",
+                         request="Produce", error="NONE") == 3
     assert metrics.value("ferry_request_duration_seconds_bucket", api="Produce", version="9",
                          le="+Inf") == 3
     assert metrics.value("kafka_log_log_size", topic="t", partition="0") == fetched
@@ -167,3 +169,19 @@ def test_health_is_unhealthy_while_the_log_directory_is_offline(observed, monkey
             time.sleep(0.2)
     assert health(url)[0] == 200
     assert scrape(url).value("kafka_log_logmanager_offlinelogdirectorycount") == 0
+
+
+def test_a_request_that_closes_its_connection_counts_as_an_error(observed):
+    broker, url = observed
+    client = broker.client()
+    try:
+        # acks=0 to a partition that does not exist: Kafka closes the connection.
+        client.send(produce_request("t", 7, encode_batch(records(1)), acks=0), 9)
+        assert client.closed_by_peer()
+    finally:
+        client.close()
+    metrics = scrape(url)
+    assert metrics.value("kafka_network_requestmetrics_errors_total", request="Produce",
+                         error="UNKNOWN_SERVER_ERROR") == 1
+    assert metrics.value("kafka_network_requestmetrics_errors_total", request="Produce",
+                         error="NONE") == 0
