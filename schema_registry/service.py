@@ -31,6 +31,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from core.backends import LogBackend, open_backend
+from core.http.access_log import AccessLog
 from core.http.observability import ObservedApp, new_registry
 from schema_registry.cluster import WriteRouter
 from schema_registry.config import RegistryConfig, parse_host_port
@@ -155,8 +156,9 @@ class RegistryService:
         self.metrics_registry.register(RegistryCollector(self))
         app.wsgi_app = RequestMetrics(  # type: ignore[method-assign]
             app.wsgi_app, app.url_map, self.metrics_registry)
-        self.server = RegistryServer(
-            ObservedApp(self.metrics_registry, lambda: registry_health(self), app), sock)
+        self.server = RegistryServer(AccessLog(
+            ObservedApp(self.metrics_registry, lambda: registry_health(self), app),
+            logging.getLogger("schema_registry.rest.access")), sock)
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop serving, leave the group (another instance takes over at once), stop the

@@ -9,6 +9,7 @@ says must run on another worker. The herder and the parsed ``RestConfig`` live i
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 from flask import Flask
@@ -21,6 +22,7 @@ from connect.rest.logger_levels import LoggerLevels
 from connect.rest.metrics import ConnectCollector
 from connect.rest.params import HERDER_KEY, MAX_BODY_BYTES, REST_CONFIG_KEY
 from connect.runtime.herder import Herder
+from core.http.access_log import AccessLog
 from core.http.observability import ObservedApp, new_registry
 
 __all__ = ["METRICS_REGISTRY_KEY", "create_app"]
@@ -55,5 +57,6 @@ def create_app(herder: Herder,
     registry = new_registry()
     registry.register(ConnectCollector(herder))
     app.extensions[METRICS_REGISTRY_KEY] = registry
-    app.wsgi_app = ObservedApp(registry, None, app.wsgi_app)  # type: ignore[method-assign]
+    app.wsgi_app = AccessLog(  # type: ignore[method-assign]
+        ObservedApp(registry, None, app.wsgi_app), logging.getLogger("connect.rest.access"))
     return app

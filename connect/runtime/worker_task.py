@@ -29,6 +29,7 @@ from connect.runtime.herder import ConnectorTaskId
 from connect.runtime.secrets import scrub
 from connect.runtime.task_metrics import TaskMetrics
 from core.backends import LogBackend
+from core.telemetry import log_context
 
 __all__ = ["StatusListener", "TaskSetup", "WorkerTask"]
 
@@ -129,6 +130,11 @@ class WorkerTask(ABC):
 
     # ------------------------------------------------------------------ the thread
     def _run(self) -> None:
+        # Every line the task's thread logs names it, as Connect's MDC does (KIP-449).
+        with log_context(connector=self.id.connector, task=self.id.task):
+            self._run_attempts()
+
+    def _run_attempts(self) -> None:
         cfg = self.setup.errors
         backoff = cfg.restart_backoff_initial_ms / 1000
         #: Where the last attempt failed; a retry failing the same way logs one line, not
