@@ -202,12 +202,19 @@ class Runner:
                     run_tag = f"{tag}-{index}-{attempt}"
                     profile = (self.args.py_spy / f"broker-{run_tag}.txt"
                                if self.args.py_spy else None)
+                    # Metrics on and off take turns going first, so neither always runs
+                    # on a machine the other has just warmed (or loaded).
+                    on_first = observed is not None and (repeat + index) % 2 == 1
+                    if on_first:
+                        other = self.run_observed(observed, case, run_tag)
                     with py_spy(broker.pid, profile):
                         ferry = self.run_ferry(broker, case, run_tag)
-                    other = self.run_redis(server, run_tag) if server is not None else None
-                    if observed is not None:
-                        with Scraper(observed, self.args.scrape_interval):
-                            other = self.run_ferry(observed, case, run_tag + "-m")
+                    if server is not None:
+                        other = self.run_redis(server, run_tag)
+                    elif observed is not None and not on_first:
+                        other = self.run_observed(observed, case, run_tag)
+                    elif observed is None:
+                        other = None
                     timings = [*ferry, *(other or ())]
                     # /proc/stat counts in 10 ms ticks: too coarse for shorter windows.
                     busiest = max((t.other_cpu for t in timings
@@ -269,6 +276,11 @@ class Runner:
                 broker.address, topic, partitions, self.messages, self.size))
         kafka.delete_topic(broker.address, topic)
         return produce, consume
+
+    def run_observed(self, broker: FerryBroker, case: Case, tag: str) -> tuple[Timed, Timed]:
+        """``run_ferry`` on the broker with metrics on, scraped meanwhile."""
+        with Scraper(broker, self.args.scrape_interval):
+            return self.run_ferry(broker, case, tag + "-m")
 
     def run_redis(self, server: RedisServer, tag: str) -> tuple[Timed, Timed]:
         key = f"bench-{tag}"
