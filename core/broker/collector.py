@@ -131,7 +131,7 @@ def _request_metrics(requests: dict[tuple[int, int], list[float]]) -> Iterator[M
         outcome[0] += entry[0] - entry[1]
         outcome[1] += entry[1]
         buckets, running = [], 0.0
-        for bound, hits in zip(LATENCY_BUCKETS_S, entry[3:], strict=True):
+        for bound, hits in zip(LATENCY_BUCKETS_S, entry[3:-1], strict=True):
             running += hits
             buckets.append((repr(bound), running))
         buckets.append(("+Inf", entry[0]))

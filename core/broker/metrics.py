@@ -9,7 +9,7 @@ GIL, and a count read while it is being bumped is at worst one request behind.
 
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_left as _bucket
 
 __all__ = ["LATENCY_BUCKETS_S", "BrokerMetrics", "TopicCounts"]
 
@@ -48,16 +48,15 @@ class BrokerMetrics:
 
     def request_done(self, api_key: int, api_version: int, seconds: float,
                      failed: bool) -> None:
-        entry = self.requests.get((api_key, api_version))
-        if entry is None:
-            entry = self.requests[(api_key, api_version)] = [0] * (3 + len(LATENCY_BUCKETS_S))
+        key = (api_key, api_version)
+        entry = self.requests.get(key)
+        if entry is None:  # the last slot counts requests above the largest bucket
+            entry = self.requests[key] = [0] * (4 + len(LATENCY_BUCKETS_S))
         entry[0] += 1
+        entry[2] += seconds
+        entry[3 + _bucket(LATENCY_BUCKETS_S, seconds)] += 1
         if failed:
             entry[1] += 1
-        entry[2] += seconds
-        index = bisect.bisect_left(LATENCY_BUCKETS_S, seconds)
-        if index < len(LATENCY_BUCKETS_S):
-            entry[3 + index] += 1
 
     def _topic(self, topic: str) -> TopicCounts:
         counts = self.topics.get(topic)
@@ -67,10 +66,14 @@ class BrokerMetrics:
 
     def produced(self, topic: str, nbytes: int, messages: int) -> None:
         """One batch appended to ``topic``."""
-        for counts in (self._topic(topic), self.all_topics):
-            counts.bytes_in += nbytes
-            counts.messages_in += messages
-            counts.total_produce += 1
+        counts = self.topics.get(topic) or self._topic(topic)
+        counts.bytes_in += nbytes
+        counts.messages_in += messages
+        counts.total_produce += 1
+        total = self.all_topics
+        total.bytes_in += nbytes
+        total.messages_in += messages
+        total.total_produce += 1
 
     def produce_failed(self, topic: str, nbytes: int) -> None:
         """One partition's batch refused (``nbytes`` of it counted as rejected)."""
@@ -81,8 +84,12 @@ class BrokerMetrics:
 
     def fetched(self, topic: str, nbytes: int, failed: bool) -> None:
         """One partition of a Fetch answered with ``nbytes`` of records."""
-        for counts in (self._topic(topic), self.all_topics):
-            counts.bytes_out += nbytes
-            counts.total_fetch += 1
-            if failed:
-                counts.failed_fetch += 1
+        counts = self.topics.get(topic) or self._topic(topic)
+        counts.bytes_out += nbytes
+        counts.total_fetch += 1
+        total = self.all_topics
+        total.bytes_out += nbytes
+        total.total_fetch += 1
+        if failed:
+            counts.failed_fetch += 1
+            total.failed_fetch += 1
