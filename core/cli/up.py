@@ -213,7 +213,8 @@ async def _run(data_dir: str, config: BrokerConfig, listen: Listener,
                             listen=listen, advertised=advertised, stop=stop,
                             tick_coordinator=False, observability=observability,
                             on_listening=lambda server: _announce(
-                                server, listen, advertised, data_dir, running))
+                                server, listen, advertised, data_dir, running,
+                                observability))
         finally:
             await asyncio.to_thread(_stop_services, running)
     finally:
@@ -241,12 +242,15 @@ def _stop_services(running: list[tuple[str, Any]]) -> None:
 
 
 def _announce(server: Any, listen: Listener, advertised: Listener | None, data_dir: str,
-              running: list[tuple[str, Any]]) -> None:
+              running: list[tuple[str, Any]],
+              observability: BrokerObservability | None = None) -> None:
     """The one line that says the stack is ready and where everything is."""
     broker = _bound_address(server, listen)
     if advertised is not None:
         broker += f" (advertised as {advertised})"
     parts = [f"broker {broker}"]
+    if observability is not None:
+        parts.append(f"metrics {observability.url}/metrics")
     parts += [f"{name} {getattr(service, 'url', '') or '(running)'}"
               for name, service in running]
     parts += [f"data {os.path.abspath(data_dir)}", f"logs {logging_summary()}"]

@@ -23,7 +23,8 @@ def test_up_serves_broker_metrics_and_health(ferry: Ferry) -> None:
     assert proc.stderr is not None
     log = LineReader(proc.stderr)
     try:
-        log.wait_for(b"ferry up ready:")
+        ready = log.wait_for(b"ferry up ready:").decode()
+        assert f"metrics {url}/metrics," in ready, ready
         assert health(url) == (200, {"status": "healthy", "message": "broker is serving"})
         producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{kafka_port}")
         for i in range(7):
