@@ -32,8 +32,9 @@ class BrokerObservability:
     """``/metrics`` and ``/health`` on ``host:port`` for one broker; ``start`` it before
     recovery, ``attach`` the running broker, ``stop`` it last."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, *, stuck_after_s: float = STUCK_AFTER_S) -> None:
         self.metrics = BrokerMetrics()
+        self._stuck_after_s = stuck_after_s
         self.registry = new_registry()
         self._state: BrokerState | None = None
         self._stage = "recovering the log"
@@ -69,7 +70,7 @@ class BrokerObservability:
             return Health.unhealthy(f"log directory {dir_health.directory} is offline: "
                                     f"{dir_health.reason}")
         stalled = time.monotonic() - self.metrics.last_tick
-        if stalled > STUCK_AFTER_S:
+        if stalled > self._stuck_after_s:
             return Health.unhealthy(f"the broker's event loop has not run for {stalled:.0f} s")
         return Health.healthy("broker is serving")
 

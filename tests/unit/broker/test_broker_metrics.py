@@ -185,3 +185,27 @@ def test_a_request_that_closes_its_connection_counts_as_an_error(observed):
                          error="UNKNOWN_SERVER_ERROR") == 1
     assert metrics.value("kafka_network_requestmetrics_errors_total", request="Produce",
                          error="NONE") == 0
+
+
+def test_health_is_unhealthy_while_the_event_loop_is_blocked(tmp_path):
+    observability = BrokerObservability("127.0.0.1", 0, stuck_after_s=0.5)
+    observability.start()
+    broker = InProcessBroker(tmp_path, observability=observability)
+    try:
+        assert health(observability.url)[0] == 200
+        # A handler that blocks the loop (here: a sleep on the loop's thread).
+        broker.loop.call_soon_threadsafe(time.sleep, 3)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            status, body = health(observability.url)
+            if status == 500:
+                break
+            time.sleep(0.1)
+        assert status == 500 and "event loop has not run" in body["message"], body
+        deadline = time.monotonic() + 10
+        while health(observability.url)[0] != 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert health(observability.url)[0] == 200  # the loop runs again
+    finally:
+        broker.close()
+        observability.stop()
