@@ -35,8 +35,7 @@ class Health:
     message: str
 
     @classmethod
-    def healthy(cls, message: str = "Worker has completed startup and is ready to handle "
-                                     "requests.") -> Health:
+    def healthy(cls, message: str = "ready to handle requests") -> Health:
         return cls(HEALTHY, message)
 
     @classmethod
