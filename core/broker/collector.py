@@ -28,6 +28,7 @@ from core.broker.metrics import LATENCY_BUCKETS_S, TopicCounts
 from core.broker.registry import lookup
 from core.group.errors import CoordinatorError
 from core.log.errors import StorageError
+from core.log.flush_stats import FLUSH_BUCKETS_S, FLUSH_STATS
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
@@ -208,6 +209,22 @@ def _log_metrics(state: BrokerState) -> Iterator[Metric]:
                  0 if online else 1)
     yield CounterMetricFamily("ferry_log_dir_failures", "Times the data directory went "
                               "offline", value=manager.health.failures)
+    yield _flush_histogram()
+
+
+def _flush_histogram() -> HistogramMetricFamily:
+    """Kafka's LogFlushRateAndTimeMs: every log flush (fsync) of this process."""
+    count, seconds, hits = FLUSH_STATS.snapshot()
+    buckets, running = [], 0
+    for bound, n in zip(FLUSH_BUCKETS_S, hits, strict=False):
+        running += n
+        buckets.append((repr(bound), running))
+    buckets.append(("+Inf", count))
+    family = HistogramMetricFamily("ferry_log_flush_duration_seconds",
+                                   "Time of each log flush (fsync), Kafka's "
+                                   "LogFlushRateAndTimeMs")
+    family.add_metric([], buckets, seconds)
+    return family
 
 
 def _lag_metrics(state: BrokerState) -> Iterator[Metric]:

@@ -209,3 +209,17 @@ def test_health_is_unhealthy_while_the_event_loop_is_blocked(tmp_path):
     finally:
         broker.close()
         observability.stop()
+
+
+def test_log_flushes_are_timed(observed):
+    broker, url = observed
+    before = scrape(url).value("ferry_log_flush_duration_seconds_count")
+    with contextlib.closing(broker.client()) as client:
+        produce(client, "t", 0, encode_batch(records(3)), acks=1)  # no fsync
+        assert scrape(url).value("ferry_log_flush_duration_seconds_count") == before
+        produce(client, "t", 0, encode_batch(records(3)), acks=-1)  # fsynced (the default)
+    broker.manager.log("t", 0).flush()  # as flush.ms would
+    metrics = scrape(url)
+    assert metrics.value("ferry_log_flush_duration_seconds_count") == before + 2
+    assert metrics.value("ferry_log_flush_duration_seconds_bucket", le="+Inf") == before + 2
+    assert metrics.value("ferry_log_flush_duration_seconds_sum") > 0
