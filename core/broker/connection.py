@@ -44,6 +44,7 @@ from core.broker.state import BrokerState, CloseConnection, RequestContext
 from core.protocol.codec import Buffer, SupportedApi, decode_request, encode_response
 from core.protocol.errors import ProtocolError
 from core.protocol.framing import FrameReader
+from core.telemetry import bind_context, unbind_context
 
 __all__ = ["BrokerConnection", "ConnectionLimits", "close_worker_loops"]
 
@@ -282,6 +283,10 @@ class BrokerConnection(asyncio.BufferedProtocol):
             metrics.in_flight += 1
             started = time.perf_counter()
         failed = False  # a handler raised: the connection is closed unanswered
+        # What every line logged while handling says about the request (JSON logs' fields).
+        bound = bind_context({"api_key": spec.name, "api_version": header.api_version,
+                              "correlation_id": header.correlation_id,
+                              "client_id": header.client_id, "peer": self.peer})
         try:
             if header.api_key in _WORKER_HANDLED and (large or _whole_cluster(ctx)):
                 chunks: list[Buffer] | None = await self._off_loop(
@@ -307,6 +312,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
             self.close()
             return
         finally:
+            unbind_context(bound)
             if metrics is not None:
                 metrics.in_flight -= 1
                 metrics.request_done(header.api_key, header.api_version,

@@ -3,8 +3,15 @@ Ferry). ``log_context`` binds fields such as the connector, task or request id t
 current thread or task; ``ContextFilter`` copies them onto each record; ``RedactionFilter``
 hides secrets. ``core.cli.logging_setup`` installs both filters on the one log handler."""
 
-from core.telemetry.context import CONTEXT_FIELDS, ContextFilter, current_context, log_context
+from core.telemetry.context import (
+    CONTEXT_FIELDS,
+    ContextFilter,
+    bind_context,
+    current_context,
+    log_context,
+    unbind_context,
+)
 from core.telemetry.redaction import RedactionFilter, redact
 
-__all__ = ["CONTEXT_FIELDS", "ContextFilter", "RedactionFilter", "current_context",
-           "log_context", "redact"]
+__all__ = ["CONTEXT_FIELDS", "ContextFilter", "RedactionFilter", "bind_context",
+           "current_context", "log_context", "redact", "unbind_context"]

@@ -13,7 +13,8 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["CONTEXT_FIELDS", "ContextFilter", "current_context", "log_context"]
+__all__ = ["CONTEXT_FIELDS", "ContextFilter", "bind_context", "current_context", "log_context",
+           "unbind_context"]
 
 #: The fields services bind (OpenTelemetry attributes of the record), in display order.
 CONTEXT_FIELDS = ("connector", "task", "topic", "partition", "group", "request_id",
@@ -35,6 +36,17 @@ def log_context(**fields: object) -> Iterator[None]:
         yield
     finally:
         _context.reset(token)
+
+
+def bind_context(fields: dict[str, object]) -> contextvars.Token[dict[str, object] | None]:
+    """Replace the bound fields with ``fields`` (not copied: the caller gives a new dict)
+    until ``unbind_context``: ``log_context`` without the merge, for a per-request hot
+    path (the broker binds each request's API, correlation id, client id and peer)."""
+    return _context.set(fields)
+
+
+def unbind_context(token: contextvars.Token[dict[str, object] | None]) -> None:
+    _context.reset(token)
 
 
 def current_context() -> dict[str, object]:

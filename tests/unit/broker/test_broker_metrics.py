@@ -9,6 +9,7 @@ as tests/unit/log/test_disk_full.py does) turns /health unhealthy with its reaso
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from core.broker.observability import BrokerObservability
 from core.group import OffsetCommit
 from core.log.records import encode_batch
 from core.protocol.errors import ErrorCode
+from core.telemetry import ContextFilter
 from tests.unit.log.disk_faults import DiskFaults, Site
 
 
@@ -173,6 +175,11 @@ def test_health_is_unhealthy_while_the_log_directory_is_offline(observed, monkey
 
 def test_a_request_that_closes_its_connection_counts_as_an_error(observed):
     broker, url = observed
+    seen: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = seen.append  # type: ignore[method-assign]
+    handler.addFilter(ContextFilter())
+    logging.getLogger("core.broker").addHandler(handler)
     client = broker.client()
     try:
         # acks=0 to a partition that does not exist: Kafka closes the connection.
@@ -180,6 +187,11 @@ def test_a_request_that_closes_its_connection_counts_as_an_error(observed):
         assert client.closed_by_peer()
     finally:
         client.close()
+        logging.getLogger("core.broker").removeHandler(handler)
+    # The line saying why names the request in its context (JSON logs' fields).
+    context = next(r.ferry_context for r in seen if "acks=0" in r.getMessage())
+    assert context["api_key"] == "ProduceRequest" and context["client_id"] == "wire"
+    assert context["api_version"] == 9 and context["peer"].startswith("127.0.0.1:")
     metrics = scrape(url)
     assert metrics.value("kafka_network_requestmetrics_errors_total", request="Produce",
                          error="UNKNOWN_SERVER_ERROR") == 1
