@@ -36,8 +36,8 @@ class AccessLog:
         started = time.perf_counter()
         given = environ.get("HTTP_X_REQUEST_ID", "")
         request_id = given if _SAFE_ID.match(given) else uuid.uuid4().hex[:16]
-        method = environ.get("REQUEST_METHOD", "GET")
-        path = environ.get("PATH_INFO", "/")
+        method = _printable(environ.get("REQUEST_METHOD", "GET"))
+        path = _printable(environ.get("PATH_INFO", "/"))
         status: list[str] = []
 
         def respond(line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
@@ -55,3 +55,12 @@ class AccessLog:
                                   status[0] if status else "500",
                                   (time.perf_counter() - started) * 1000,
                                   environ.get("REMOTE_ADDR", "-"))
+
+
+def _printable(text: str) -> str:
+    """``text`` with control and line-separator characters escaped (``\\n``, ``\\x1b``):
+    a request path must not forge log lines."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
