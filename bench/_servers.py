@@ -124,16 +124,21 @@ class FerryBroker(ServerProcess):
 
     name = "ferry broker"
 
-    def __init__(self, data_dir: Path, config: dict[str, str] | None = None) -> None:
+    def __init__(self, data_dir: Path, config: dict[str, str] | None = None, *,
+                 metrics: bool = False) -> None:
         super().__init__(data_dir)
         self.config = dict(config or {})
         self.config_path = data_dir.parent / f"{data_dir.name}.properties"
+        #: With ``metrics``, ``/metrics`` is served on this port (``--metrics``).
+        self.metrics_port = free_port() if metrics else None
 
     def argv(self) -> list[str]:
         argv = [sys.executable, "-m", "core.cli", "broker", "--data-dir", str(self.data_dir),
                 "--listen", self.address]
         if self.config:
             argv += ["--config", str(self.config_path)]
+        if self.metrics_port is not None:
+            argv += ["--metrics", f"127.0.0.1:{self.metrics_port}"]
         return argv
 
     def start(self) -> None:

@@ -22,6 +22,11 @@ uses 1/20 of that and one repeat):
   ``appendonly yes``, ``appendfsync everysec`` (Redis's default durable mode) by pipelined
   XADD, read back by XRANGE pages (see ``compare_redis.py`` for the client and why).
 
+With ``--compare metrics`` the comparison is instead the same Ferry broker with its
+``/metrics`` on (``ferry broker --metrics``) and scraped every ``--scrape-interval`` seconds
+during the timed sections, against one with metrics off, in the same repeats; the ratio
+column is then metrics-on throughput over metrics-off (1.00: no cost).
+
 Both brokers run on this machine with fresh data directories on the same file system,
 started by the script for each repeat; the Ferry broker keeps every default (no fsync
 policy: the log is left to the page cache, as Kafka does) except that
@@ -56,7 +61,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -113,6 +120,34 @@ def write_lines(path: Path, values: list[bytes], messages: int) -> None:
             out.write(b"\n".join(chunk) + b"\n")
 
 
+class Scraper:
+    """Scrapes a broker's ``/metrics`` every ``interval`` seconds on a thread while in a
+    ``with`` block, as Prometheus would (it checks that each answer is a real scrape)."""
+
+    def __init__(self, broker: FerryBroker, interval: float) -> None:
+        self._url = f"http://127.0.0.1:{broker.metrics_port}/metrics"
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="scraper", daemon=True)
+        self.scrapes = 0
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            with urllib.request.urlopen(self._url, timeout=30) as response:
+                if b"kafka_server_brokertopicmetrics_bytesin_total" not in response.read():
+                    raise kafka.BenchmarkError(f"{self._url} returned no broker metrics")
+            self.scrapes += 1
+
+    def __enter__(self) -> Scraper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(60)
+        log.info("scraped %s %d times", self._url, self.scrapes)
+
+
 class Runner:
     """Runs one value size: its repeats, servers, and cases; collects samples."""
 
@@ -130,6 +165,8 @@ class Runner:
         self.ferry = [Case("ferry", client, acks)
                       for acks in args.acks for client in args.clients]
         self.redis_case = Case("redis", redis.CLIENT_VERSION.split()[0], "-")
+        self.metrics_cases = {case: Case("ferry+metrics", case.client, case.acks)
+                              for case in self.ferry}
 
     def run(self) -> None:
         if "kcat" in self.args.clients:
@@ -150,6 +187,12 @@ class Runner:
                 {**KAFKA_SEMANTICS, **(self.args.broker_config or {})}))
             self.commands["ferry broker"] = broker.command_line()
             server = None
+            observed = None
+            if self.args.compare == "metrics":
+                observed = stack.enter_context(FerryBroker(
+                    self.work / f"ferry-metrics-{tag}",
+                    {**KAFKA_SEMANTICS, **(self.args.broker_config or {})}, metrics=True))
+                self.commands["ferry broker (metrics on)"] = observed.command_line()
             if self.args.compare == "redis":
                 server = stack.enter_context(RedisServer(self.work / f"redis-{tag}",
                                                          self.args.redis_appendfsync))
@@ -159,9 +202,19 @@ class Runner:
                     run_tag = f"{tag}-{index}-{attempt}"
                     profile = (self.args.py_spy / f"broker-{run_tag}.txt"
                                if self.args.py_spy else None)
+                    # Metrics on and off take turns going first, so neither always runs
+                    # on a machine the other has just warmed (or loaded).
+                    on_first = observed is not None and (repeat + index) % 2 == 1
+                    if on_first:
+                        other = self.run_observed(observed, case, run_tag)
                     with py_spy(broker.pid, profile):
                         ferry = self.run_ferry(broker, case, run_tag)
-                    other = self.run_redis(server, run_tag) if server is not None else None
+                    if server is not None:
+                        other = self.run_redis(server, run_tag)
+                    elif observed is not None and not on_first:
+                        other = self.run_observed(observed, case, run_tag)
+                    elif observed is None:
+                        other = None
                     timings = [*ferry, *(other or ())]
                     # /proc/stat counts in 10 ms ticks: too coarse for shorter windows.
                     busiest = max((t.other_cpu for t in timings
@@ -175,14 +228,18 @@ class Runner:
                                 attempt + 1, MAX_ATTEMPTS)
                 self.record(case, *ferry)
                 if other:
+                    if observed is not None:
+                        self.record(self.metrics_cases[case], *other)
+                        continue
                     self.record(self.redis_case, *other)
                     paired = self.paired_redis.setdefault(case, Samples())
                     paired.produce.append(other[0])
                     paired.consume.append(other[1])
         # Both servers have stopped: their data goes, so repeats never share a page cache.
         shutil.rmtree(broker.data_dir, ignore_errors=True)
-        if server is not None:
-            shutil.rmtree(server.data_dir, ignore_errors=True)
+        for done in (server, observed):
+            if done is not None:
+                shutil.rmtree(done.data_dir, ignore_errors=True)
 
     def record(self, case: Case, produce: Timed, consume: Timed) -> None:
         samples = self.samples.setdefault(case, Samples())
@@ -220,6 +277,11 @@ class Runner:
         kafka.delete_topic(broker.address, topic)
         return produce, consume
 
+    def run_observed(self, broker: FerryBroker, case: Case, tag: str) -> tuple[Timed, Timed]:
+        """``run_ferry`` on the broker with metrics on, scraped meanwhile."""
+        with Scraper(broker, self.args.scrape_interval):
+            return self.run_ferry(broker, case, tag + "-m")
+
     def run_redis(self, server: RedisServer, tag: str) -> tuple[Timed, Timed]:
         key = f"bench-{tag}"
         os.sync()
@@ -252,6 +314,11 @@ class Runner:
                 if paired is not None:
                     redis_s = statistics.median(t.seconds for t in getattr(paired, phase))
                     row[f"{phase}_vs_redis"] = redis_s / seconds
+                off = next((c for c, on in self.metrics_cases.items() if on == case), None)
+                if off is not None and off in self.samples:  # metrics on over metrics off
+                    off_s = statistics.median(t.seconds for t in getattr(self.samples[off],
+                                                                         phase))
+                    row[f"{phase}_vs_off"] = off_s / seconds
             rows.append(row)
         return rows
 
@@ -276,18 +343,20 @@ def print_report(rows: list[dict[str, object]], verdicts: list[dict[str, object]
                  commands: dict[str, str], environment: dict[str, str]) -> None:
     """The result table; srv, cli and oth are the CPU used by the server, the client side
     and everything else, as shares of one core during the timed section."""
-    phase_head = f"{'msg/s':>10} {'MB/s':>6} {'srv':>4} {'cli':>4} {'oth':>4} {'/redis':>6}"
-    print(f"{'':43} |{'produce':^39} |{'consume':^39}")
-    print(f"{'value':>5} {'system':<6} {'client':<15} {'acks':<4} {'messages':>9}"
+    versus = "/off" if any(r["system"] == "ferry+metrics" for r in rows) else "/redis"
+    phase_head = f"{'msg/s':>10} {'MB/s':>6} {'srv':>4} {'cli':>4} {'oth':>4} {versus:>6}"
+    print(f"{'':50} |{'produce':^39} |{'consume':^39}")
+    print(f"{'value':>5} {'system':<13} {'client':<15} {'acks':<4} {'messages':>9}"
           f" |{phase_head} |{phase_head}")
     for r in rows:
         cells = ""
         for phase in ("produce", "consume"):
-            ratio = f"{r[phase + '_vs_redis']:>6.2f}" if phase + "_vs_redis" in r else f"{'-':>6}"
+            key = next((phase + k for k in ("_vs_redis", "_vs_off") if phase + k in r), "")
+            ratio = f"{r[key]:>6.2f}" if key else f"{'-':>6}"
             cells += (f" |{r[phase + '_msgs_per_s']:>10,.0f} {r[phase + '_MB_per_s']:>6,.1f}"
                       f" {r[phase + '_server_cpu']:>4.0%} {r[phase + '_client_cpu']:>4.0%}"
                       f" {r[phase + '_other_cpu']:>4.0%} {ratio}")
-        print(f"{r['value_bytes']:>5} {r['system']:<6} {r['client']:<15} {r['acks']:<4} "
+        print(f"{r['value_bytes']:>5} {r['system']:<13} {r['client']:<15} {r['acks']:<4} "
               f"{r['messages']:>9,}{cells}")
     print("\ntargets (best Ferry client):")
     for v in verdicts:
@@ -322,7 +391,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--clients", default="confluent-kafka,kcat",
                         help="comma-separated Ferry clients: confluent-kafka, kcat")
     parser.add_argument("--acks", default="1,all", help="comma-separated: 1, all")
-    parser.add_argument("--compare", choices=("redis", "none"), default="redis")
+    parser.add_argument("--compare", choices=("redis", "metrics", "none"), default="redis",
+                        help="pair each Ferry run with Redis, or with a Ferry broker whose "
+                             "/metrics is on and scraped (the ratio column)")
+    parser.add_argument("--scrape-interval", type=float, default=1.0, metavar="S",
+                        help="with --compare metrics: seconds between scrapes (default 1)")
     parser.add_argument("--redis-appendfsync", choices=("everysec", "always", "no"),
                         default="everysec")
     parser.add_argument("--max-other-cpu", type=float, default=0.5, metavar="CORES",

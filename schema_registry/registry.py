@@ -147,6 +147,9 @@ class SchemaRegistry:
         self._contracts = ContractLookup(state)
         self.default_compatibility = level
         self.mode_mutable = mode_mutable
+        #: Incompatible schemas seen, for /metrics: refused registrations and checks that
+        #: answered ``is_compatible: false`` (plain adds under the GIL).
+        self.compatibility_failures = {"register": 0, "check": 0}
 
     # ================================================================== reads
 
@@ -293,6 +296,8 @@ class SchemaRegistry:
             previous = self._contracts.same_group(subject, request.metadata, previous)
             messages = self._incompatibilities(level, parsed, previous,
                                                transitive=transitive_ok)
+        if messages:
+            self.compatibility_failures["check"] += 1
         result: dict[str, Any] = {"is_compatible": not messages}
         if verbose:
             result["messages"] = messages
@@ -395,6 +400,7 @@ class SchemaRegistry:
                 live = self._contracts.same_group(subject, metadata, live)
                 messages = self._incompatibilities(level, parsed, live, transitive=True)
                 if messages:
+                    self.compatibility_failures["register"] += 1
                     raise e.IncompatibleSchemaError(subject, messages)
                 existing = self.state.id_for_fingerprint(fingerprint)
                 schema_id = existing if existing is not None else self.state.max_id + 1

@@ -28,12 +28,17 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from prometheus_client import CollectorRegistry
+
 from core.backends import LogBackend, open_backend
+from core.http.access_log import AccessLog
+from core.http.observability import ObservedApp, new_registry
 from schema_registry.cluster import WriteRouter
 from schema_registry.config import RegistryConfig, parse_host_port
 from schema_registry.dek import DekRegistry, DekState, DekStore
 from schema_registry.election import Identity, LeaderElector
 from schema_registry.errors import RegistryConfigError
+from schema_registry.metrics import RegistryCollector, RequestMetrics, registry_health
 from schema_registry.registry import SchemaRegistry
 from schema_registry.rest import RestContext, create_app
 from schema_registry.server import RegistryServer, bind_listener
@@ -84,6 +89,7 @@ class RegistryService:
         self.router: WriteRouter | None = None
         self.server: RegistryServer | None = None
         self.identity: Identity | None = None
+        self.metrics_registry: CollectorRegistry | None = None
         self._started = False
         self._stopped = False
 
@@ -152,7 +158,16 @@ class RegistryService:
                               forward_timeout_s=cfg.forward_timeout_ms / 1000,
                               dek=DekRegistry(self.dek_store.state,  # type: ignore[arg-type]
                                               self.dek_store))
-        self.server = RegistryServer(create_app(context), sock)
+        app = create_app(context)
+        # /metrics and /health through the shared HTTP layer, outside the response cache
+        # and the readiness wait, so a probe is answered at once during startup.
+        self.metrics_registry = new_registry()
+        self.metrics_registry.register(RegistryCollector(self))
+        app.wsgi_app = RequestMetrics(  # type: ignore[method-assign]
+            app.wsgi_app, app.url_map, self.metrics_registry)
+        self.server = RegistryServer(AccessLog(
+            ObservedApp(self.metrics_registry, lambda: registry_health(self), app),
+            logging.getLogger("schema_registry.rest.access")), sock)
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop serving, leave the group (another instance takes over at once), stop the

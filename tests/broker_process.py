@@ -30,11 +30,13 @@ def free_port() -> int:
 
 class BrokerProcess:
     def __init__(self, data_dir: Path, config: dict[str, str], log_path: Path, *,
-                 launcher: list[str] | None = None, open_files: int | None = None) -> None:
+                 launcher: list[str] | None = None, open_files: int | None = None,
+                 extra_args: list[str] | None = None) -> None:
         self.data_dir = data_dir
         # What runs ``core.cli``: a test may wrap it (tests/power_cut.py records fsyncs).
         self.launcher = launcher or [sys.executable, "-m", "core.cli"]
         self.config = config
+        self.extra_args = list(extra_args or [])  # more ``ferry broker`` flags
         self.open_files = open_files  # the broker's RLIMIT_NOFILE (soft and hard), if given
         self.port = free_port()
         self.log_path = log_path
@@ -50,7 +52,7 @@ class BrokerProcess:
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(
             [*self.launcher, "broker", "--data-dir", str(self.data_dir),
-             "--listen", self.bootstrap, "--config", str(config_file)],
+             "--listen", self.bootstrap, "--config", str(config_file), *self.extra_args],
             stdout=log, stderr=subprocess.STDOUT,
             preexec_fn=self._limit_open_files if self.open_files else None)
         log.close()

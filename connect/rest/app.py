@@ -9,6 +9,7 @@ says must run on another worker. The herder and the parsed ``RestConfig`` live i
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 from flask import Flask
@@ -18,10 +19,16 @@ from connect.rest.config import RestConfig
 from connect.rest.errors import register_error_handlers
 from connect.rest.forwarding import register_forwarding
 from connect.rest.logger_levels import LoggerLevels
+from connect.rest.metrics import ConnectCollector
 from connect.rest.params import HERDER_KEY, MAX_BODY_BYTES, REST_CONFIG_KEY
 from connect.runtime.herder import Herder
+from core.http.access_log import AccessLog
+from core.http.observability import ObservedApp, new_registry
 
-__all__ = ["create_app"]
+__all__ = ["METRICS_REGISTRY_KEY", "create_app"]
+
+#: app.extensions key of the app's prometheus-client registry (its /metrics).
+METRICS_REGISTRY_KEY = "ferry.metrics_registry"
 
 
 def create_app(herder: Herder,
@@ -46,4 +53,10 @@ def create_app(herder: Herder,
     if rest_config.admin_enabled:
         app.extensions[loggers.LOGGER_LEVELS_KEY] = LoggerLevels()
         app.register_blueprint(loggers.bp)
+    # /metrics through the shared HTTP layer; /health stays the herder's own (root.py).
+    registry = new_registry()
+    registry.register(ConnectCollector(herder))
+    app.extensions[METRICS_REGISTRY_KEY] = registry
+    app.wsgi_app = AccessLog(  # type: ignore[method-assign]
+        ObservedApp(registry, None, app.wsgi_app), logging.getLogger("connect.rest.access"))
     return app

@@ -16,6 +16,7 @@ import traceback
 from typing import Any
 
 from connect.runtime.retry_with_tolerance import ProcessingContext
+from connect.runtime.task_metrics import TaskMetrics
 from core.backends import LogBackend, ProducerRecord
 from core.backends import errors as be
 
@@ -30,8 +31,10 @@ class DeadLetterQueueReporter:
     """Writes one DLQ record per reported failure; used from one task's thread."""
 
     def __init__(self, backend: LogBackend, topic: str, *, replication_factor: int,
-                 context_headers: bool, connector: str, task: int) -> None:
+                 context_headers: bool, connector: str, task: int,
+                 metrics: TaskMetrics | None = None) -> None:
         self._backend = backend
+        self._metrics = metrics
         self._topic = topic
         self._headers = context_headers
         self._connector = connector
@@ -62,7 +65,15 @@ class DeadLetterQueueReporter:
             headers = []
         if self._headers:
             headers.extend(self._context_headers(context))
-        self._backend.produce(self._topic, [ProducerRecord(key, value, headers)])
+        if self._metrics is None:
+            self._backend.produce(self._topic, [ProducerRecord(key, value, headers)])
+            return
+        self._metrics.deadletterqueue_produce_requests += 1
+        try:
+            self._backend.produce(self._topic, [ProducerRecord(key, value, headers)])
+        except Exception:
+            self._metrics.deadletterqueue_produce_failures += 1
+            raise
 
     def _context_headers(self, context: ProcessingContext) -> list[tuple[str, bytes | None]]:
         out: list[tuple[str, bytes | None]] = []

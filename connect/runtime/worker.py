@@ -28,6 +28,7 @@ from connect.runtime.offset_store import OffsetStore
 from connect.runtime.plugins import Plugins
 from connect.runtime.retry_with_tolerance import LogReporter
 from connect.runtime.secrets import scrub, secret_values
+from connect.runtime.task_metrics import TaskMetrics, TaskMetricsReporter
 from connect.runtime.topic_creation import TopicCreation
 from connect.runtime.worker_config import WorkerConfig
 from connect.runtime.worker_sink_task import WorkerSinkTask
@@ -141,8 +142,10 @@ class Worker:
         build_pipeline = self._pipeline_factory(conn)
         build_pipeline()[3].close()  # fail fast on a bad config, on the caller's thread
 
+        metrics = TaskMetrics()
+
         def reporters() -> list[Any]:
-            out: list[Any] = []
+            out: list[Any] = [TaskMetricsReporter(metrics, errors.tolerance_all)]
             if errors.log_enable:
                 out.append(LogReporter(str(task_id), errors.log_include_messages))
             if errors.dlq_topic:
@@ -150,7 +153,7 @@ class Worker:
                     self.backend, errors.dlq_topic,
                     replication_factor=errors.dlq_replication_factor,
                     context_headers=errors.dlq_context_headers,
-                    connector=task_id.connector, task=task_id.task))
+                    connector=task_id.connector, task=task_id.task, metrics=metrics))
             return out
 
         # Tasks see the connector's keys under their own (as Kafka adds ``topics`` for
@@ -158,7 +161,7 @@ class Worker:
         props = {**conn, **task_props}
         setup = TaskSetup(task_id, props, errors, status, self.config.offset_flush_interval_ms,
                           self.backend, task_class, build_pipeline, reporters, on_topic,
-                          secret_values(self.plugins, props))
+                          secret_values(self.plugins, props), metrics)
         if issubclass(cls, SourceConnector):
             return WorkerSourceTask(setup, self.offsets, TopicCreation(
                 self.backend, self.config.topic_creation_enable, conn, on_topic))

@@ -184,6 +184,7 @@ class WorkerSinkTask(WorkerTask):
                     self.wait_if_paused()
                     continue
                 records = consumer.poll(200)
+                s.metrics.sink_record_read_total += len(records)
                 if missing and time.monotonic() >= next_topic_check:
                     next_topic_check = time.monotonic() + MISSING_TOPIC_CHECK_S
                     if self._missing_topics() != missing:
@@ -324,6 +325,7 @@ class WorkerSinkTask(WorkerTask):
         while not self.stopping:
             try:
                 task.put(batch)
+                self.setup.metrics.sink_record_send_total += len(batch)
                 return True
             except RetriableError as exc:
                 log.info("put of task %s asked for a retry in %d ms: %s", self.id,
@@ -344,5 +346,6 @@ class WorkerSinkTask(WorkerTask):
         if not safe:
             return
         # The task decides what is safe to commit, not the consumer's positions.
-        consumer.commit(
-            {BackendTP(*tp): BackendOffset(om.offset, om.metadata) for tp, om in safe.items()})
+        with self.setup.metrics.offset_commit():
+            consumer.commit({BackendTP(*tp): BackendOffset(om.offset, om.metadata)
+                             for tp, om in safe.items()})

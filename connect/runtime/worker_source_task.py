@@ -92,6 +92,7 @@ class WorkerSourceTask(WorkerTask):
                     self._stopping.wait(0.1)
                     continue
                 if records:
+                    s.metrics.source_record_poll_total += len(records)
                     self._send(task, records, op, (key_conv, value_conv, header_conv, chain))
                 if time.monotonic() >= next_flush:
                     self._flush(task)
@@ -138,6 +139,7 @@ class WorkerSourceTask(WorkerTask):
                                    t, [p for _, p in b]))
             if metas is SKIPPED:
                 continue
+            self.setup.metrics.source_record_write_total += len(batch)
             if not acknowledges:
                 for record, _ in batch:
                     self._record_offset(record)
@@ -211,6 +213,7 @@ class WorkerSourceTask(WorkerTask):
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
-        self._offsets.write(self.id.connector, pending)
+        with self.setup.metrics.offset_commit():
+            self._offsets.write(self.id.connector, pending)
         log.debug("task %s flushed %d source offsets", self.id, len(pending))
         task.commit()

@@ -21,13 +21,15 @@ import time
 import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from connect.runtime.connector_config import ErrorConfig
 from connect.runtime.herder import ConnectorTaskId
 from connect.runtime.secrets import scrub
+from connect.runtime.task_metrics import TaskMetrics
 from core.backends import LogBackend
+from core.telemetry import log_context
 
 __all__ = ["StatusListener", "TaskSetup", "WorkerTask"]
 
@@ -60,6 +62,8 @@ class TaskSetup:
     on_topic: Callable[[str], None] = lambda topic: None
     #: Secret values of ``props``, hidden from failure traces (status and log).
     secrets: tuple[str, ...] = ()
+    #: What the task counts for /metrics (kept across the task's restarts).
+    metrics: TaskMetrics = field(default_factory=TaskMetrics)
 
 
 class WorkerTask(ABC):
@@ -126,6 +130,11 @@ class WorkerTask(ABC):
 
     # ------------------------------------------------------------------ the thread
     def _run(self) -> None:
+        # Every line the task's thread logs names it, as Connect's MDC does (KIP-449).
+        with log_context(connector=self.id.connector, task=self.id.task):
+            self._run_attempts()
+
+    def _run_attempts(self) -> None:
         cfg = self.setup.errors
         backoff = cfg.restart_backoff_initial_ms / 1000
         #: Where the last attempt failed; a retry failing the same way logs one line, not

@@ -44,6 +44,7 @@ from core.broker.state import BrokerState, CloseConnection, RequestContext
 from core.protocol.codec import Buffer, SupportedApi, decode_request, encode_response
 from core.protocol.errors import ProtocolError
 from core.protocol.framing import FrameReader
+from core.telemetry import bind_context, unbind_context
 
 __all__ = ["BrokerConnection", "ConnectionLimits", "close_worker_loops"]
 
@@ -277,6 +278,15 @@ class BrokerConnection(asyncio.BufferedProtocol):
                                    api_version=header.api_version,
                                    correlation_id=header.correlation_id)
 
+        metrics = self._state.metrics
+        if metrics is not None:
+            metrics.in_flight += 1
+            started = time.perf_counter()
+        failed = False  # a handler raised: the connection is closed unanswered
+        # What every line logged while handling says about the request (JSON logs' fields).
+        bound = bind_context({"api_key": spec.name, "api_version": header.api_version,
+                              "correlation_id": header.correlation_id,
+                              "client_id": header.client_id, "peer": self.peer})
         try:
             if header.api_key in _WORKER_HANDLED and (large or _whole_cluster(ctx)):
                 chunks: list[Buffer] | None = await self._off_loop(
@@ -290,15 +300,23 @@ class BrokerConnection(asyncio.BufferedProtocol):
             if chunks is None or self._closed:
                 return
         except CloseConnection as exc:
+            failed = True
             self.close(f"{spec.name} v{header.api_version}: {exc}")
             return
         except asyncio.CancelledError:
             raise
         except Exception:
+            failed = True
             log.exception("%s v%d from %s (client id %r) failed; closing its connection",
                           spec.name, header.api_version, self.peer, header.client_id)
             self.close()
             return
+        finally:
+            unbind_context(bound)
+            if metrics is not None:
+                metrics.in_flight -= 1
+                metrics.request_done(header.api_key, header.api_version,
+                                     time.perf_counter() - started, failed)
         self._write(chunks)
 
     def _write(self, chunks: Sequence[Buffer]) -> None:

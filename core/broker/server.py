@@ -26,6 +26,7 @@ from core.broker.dynamic_config import DynamicBrokerConfigs
 from core.broker.log_limit import RateLimitedLog, limit_loop_exceptions
 from core.broker.memory import tune_malloc_for_large_buffers
 from core.broker.meta import load_or_create_meta
+from core.broker.observability import BrokerObservability
 from core.broker.producer_state import ProducerStateManager
 from core.broker.registry import all_specs, load_handlers
 from core.broker.request_memory import RequestMemoryPool
@@ -131,6 +132,11 @@ class BrokerServer:
         self._limits: ConnectionLimits | None = None
 
     @property
+    def connection_count(self) -> int:
+        """Open client connections."""
+        return len(self._connections)
+
+    @property
     def port(self) -> int:
         """The bound port (useful when listening on port 0)."""
         assert self._acceptor is not None, "start() first"
@@ -204,7 +210,13 @@ class BrokerServer:
         next_expiry = time.monotonic() + _PRODUCER_EXPIRY_CHECK_S
         next_idle_check = time.monotonic()
         while True:
+            slept = time.monotonic()
             await asyncio.sleep(_TICK_INTERVAL_S)
+            metrics = self.state.metrics
+            if metrics is not None:  # how late the loop woke us: its saturation
+                metrics.last_tick = time.monotonic()
+                metrics.event_loop_lag_s = max(
+                    0.0, metrics.last_tick - slept - _TICK_INTERVAL_S)
             try:
                 if time.monotonic() >= next_idle_check:
                     next_idle_check = time.monotonic() + _IDLE_CHECK_S
@@ -223,9 +235,11 @@ class BrokerServer:
 async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoordinator, *,
                 listen: Listener, advertised: Listener | None, stop: asyncio.Event,
                 tick_coordinator: bool = True,
-                on_listening: Callable[[BrokerServer], None] | None = None) -> None:
+                on_listening: Callable[[BrokerServer], None] | None = None,
+                observability: BrokerObservability | None = None) -> None:
     """Serve the Kafka protocol on ``listen`` until ``stop`` is set; the caller owns (and
-    closes) ``manager`` and ``coordinator``."""
+    closes) ``manager`` and ``coordinator``. ``observability`` (its ``/metrics`` and
+    ``/health``) is attached once the listener is bound."""
     target = advertised or listen
     if target.host in ("", "0.0.0.0", "::"):
         raise BrokerConfigError(
@@ -252,6 +266,8 @@ async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoo
     try:
         if target.port == 0:
             state.advertised_port = server.port
+        if observability is not None:
+            observability.attach(state, lambda: server.connection_count)
         log.info("Kafka broker %d of cluster %s listening on %s:%d, advertised as %s:%d",
                  config.node_id, cluster_id, listen.host, server.port, state.advertised_host,
                  state.advertised_port)
@@ -264,24 +280,38 @@ async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoo
 
 
 def run_broker(config: BrokerConfig, data_dir: Path, listen: Listener,
-               advertised: Listener | None) -> None:
-    """``ferry broker``: open ``data_dir``, serve until SIGTERM/SIGINT, close everything.
+               advertised: Listener | None, metrics: Listener | None = None) -> None:
+    """``ferry broker``: open ``data_dir``, serve until SIGTERM/SIGINT, close everything;
+    ``/metrics`` and ``/health`` on ``metrics`` when given (from before recovery).
 
     Raises BrokerConfigError, or StorageError if the directory cannot be opened (e.g.
     another process holds it).
     """
-    asyncio.run(_run(config, data_dir, listen, advertised))
+    observability = None
+    if metrics is not None:
+        try:
+            observability = BrokerObservability(metrics.host, metrics.port)
+        except OSError as exc:  # the port is taken, or not ours to bind
+            raise BrokerConfigError(f"cannot serve metrics on {metrics}: "
+                                    f"{exc.strerror or exc}") from exc
+        observability.start()
+    try:
+        asyncio.run(_run(config, data_dir, listen, advertised, observability))
+    finally:
+        if observability is not None:
+            observability.stop()
 
 
 async def _run(config: BrokerConfig, data_dir: Path, listen: Listener,
-               advertised: Listener | None) -> None:
+               advertised: Listener | None,
+               observability: BrokerObservability | None) -> None:
     stop = stop_on_signals()
     owner = {"command": "ferry broker", "listener": str(advertised or listen)}
     manager, coordinator = await asyncio.to_thread(open_storage, config, data_dir, owner)
     try:
         if not stop.is_set():  # a signal during recovery: stop without serving
             await serve(config, manager, coordinator, listen=listen, advertised=advertised,
-                        stop=stop)
+                        stop=stop, observability=observability)
     finally:
         coordinator.close()
         await asyncio.to_thread(manager.close)

@@ -12,6 +12,7 @@ from core.broker.appender import Appender
 if TYPE_CHECKING:
     from core.broker.config import BrokerConfig
     from core.broker.dynamic_config import DynamicBrokerConfigs
+    from core.broker.metrics import BrokerMetrics
     from core.broker.producer_state import ProducerStateManager
     from core.group import GroupCoordinator
     from core.log.manager import LogManager
@@ -38,6 +39,7 @@ class BrokerState:
     * ``appender``: runs Produce appends (inline, or on threads for partitions that fsync);
       built from ``producers`` and ``config`` when not given.
     * ``append_waiters``: where long-polling Fetch requests wait for appends.
+    * ``metrics``: the data path's counters for ``/metrics`` (None: not counted).
     * ``dynamic``: the configs set by AlterConfigs (None: refused, as in handler tests that
       build a state by hand); ``config`` is the static settings with them on top.
     """
@@ -55,6 +57,7 @@ class BrokerState:
     appender: Appender = field(default=None)  # type: ignore[assignment] # see __post_init__
     append_waiters: AppendWaiters = field(default_factory=AppendWaiters)
     dynamic: DynamicBrokerConfigs | None = None
+    metrics: BrokerMetrics | None = None
 
     def __post_init__(self) -> None:
         if self.appender is None:

@@ -39,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              f"else {DEFAULT_LISTEN})")
     parser.add_argument("--advertised-listener", metavar="HOST:PORT",
                         help="the address clients are told to use (default: --listen)")
+    parser.add_argument("--metrics", metavar="HOST:PORT",
+                        help="serve Prometheus /metrics and /health on this HTTP address "
+                             "(default: off; ferry up uses 127.0.0.1:9404)")
     add_broker_config_options(parser, "--config", note=(
         "topics are created on first use only with auto.create.topics.enable=true, which is "
         "off here, unlike in Kafka and ferry up"))
@@ -98,14 +101,15 @@ def resolve_listeners(config: BrokerConfig, listen: str | None, advertised: str 
 
 def _broker(args: argparse.Namespace) -> int:
     from core.broker.config import BrokerConfigError
-    from core.broker.server import run_broker
+    from core.broker.server import parse_listener, run_broker
 
     configure_server_logging()
     config = load_broker_config(args)
     try:
         listen, advertised = resolve_listeners(config, args.listen, args.advertised_listener)
         data_dir = args.data_dir or config.log_dirs.split(",")[0].strip() or DEFAULT_DATA_DIR
-        run_broker(config, Path(data_dir), listen, advertised)
+        metrics = parse_listener(args.metrics, "--metrics") if args.metrics else None
+        run_broker(config, Path(data_dir), listen, advertised, metrics)
     except (BrokerConfigError, StorageError) as exc:
         raise CliError(str(exc)) from exc
     return 0

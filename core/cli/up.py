@@ -35,6 +35,7 @@ from core.cli.options import LOG_ENV_VAR, add_command
 
 if TYPE_CHECKING:  # imported when the command runs: the other commands need no codec
     from core.broker.config import BrokerConfig
+    from core.broker.observability import BrokerObservability
     from core.broker.server import Listener
 
 __all__ = ["DEFAULT_DATA_DIR", "register"]
@@ -42,6 +43,7 @@ __all__ = ["DEFAULT_DATA_DIR", "register"]
 log = logging.getLogger(__name__)
 
 DEFAULT_DATA_DIR = "./ferry-data"
+DEFAULT_METRICS = "127.0.0.1:9404"
 _EMBEDDED = "embedded:"
 
 #: Broker settings of the single-machine stack unless the config file or -o sets them:
@@ -66,6 +68,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--advertised-listener", metavar="HOST:PORT",
                         help="the address Kafka clients are told to use (default: "
                              "advertised.listeners from --broker-config, else --listen)")
+    parser.add_argument("--metrics", metavar="HOST:PORT",
+                        help=f"serve the broker's Prometheus /metrics and /health here "
+                             f"(default: {DEFAULT_METRICS}, the JMX exporter's usual port; "
+                             "'off' for none)")
     add_broker_config_options(parser, "--broker-config", UP_BROKER_DEFAULTS)
     for service in _services():
         service.add_arguments(parser)
@@ -126,20 +132,65 @@ def _up(args: argparse.Namespace) -> int:
     if advertised is None and listen.host in ("", "0.0.0.0", "::"):
         raise CliError(f"clients cannot connect to {listen}: give --advertised-listener "
                        "HOST:PORT (or advertised.listeners)")
+    metrics = _metrics_address(args)
     for service in _services():
         check = getattr(service, "check", None)  # optional for third-party services
         if check is not None:
             check(args)
     configure_server_logging()
     try:
-        asyncio.run(_run(data_dir, config, listen, advertised, args))
+        observability = _start_observability(metrics, explicit=bool(args.metrics))
     except BrokerConfigError as exc:
         raise CliError(str(exc)) from exc
+    try:
+        asyncio.run(_run(data_dir, config, listen, advertised, args, observability))
+    except BrokerConfigError as exc:
+        raise CliError(str(exc)) from exc
+    finally:
+        if observability is not None:
+            observability.stop()
     return 0
 
 
+def _metrics_address(args: argparse.Namespace) -> Listener | None:
+    from core.broker.config import BrokerConfigError
+    from core.broker.server import parse_listener
+
+    text = args.metrics or DEFAULT_METRICS
+    if text.strip().lower() == "off":
+        return None
+    try:
+        return parse_listener(text, "--metrics")
+    except BrokerConfigError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _start_observability(address: Listener | None, *, explicit: bool
+                         ) -> BrokerObservability | None:
+    """The broker's ``/metrics`` and ``/health``, open before the log is recovered. The
+    default port being taken (another stack on this machine) only costs the metrics, with
+    a warning; a port the user gave must work."""
+    from core.broker.config import BrokerConfigError
+    from core.broker.observability import BrokerObservability
+
+    if address is None:
+        return None
+    try:
+        observability = BrokerObservability(address.host, address.port)
+    except OSError as exc:
+        if explicit:
+            raise BrokerConfigError(f"--metrics {address}: cannot listen: "
+                                    f"{exc.strerror or exc}") from exc
+        log.warning("no broker metrics: cannot listen on %s (%s); give --metrics HOST:PORT",
+                    address, exc.strerror or exc)
+        return None
+    observability.start()
+    return observability
+
+
 async def _run(data_dir: str, config: BrokerConfig, listen: Listener,
-               advertised: Listener | None, args: argparse.Namespace) -> None:
+               advertised: Listener | None, args: argparse.Namespace,
+               observability: BrokerObservability | None) -> None:
     from core.broker.server import serve, stop_on_signals
 
     # Signals are caught before opening, so a SIGTERM during recovery still closes cleanly.
@@ -154,13 +205,16 @@ async def _run(data_dir: str, config: BrokerConfig, listen: Listener,
         running: list[tuple[str, Any]] = []
         try:
             if not stop.is_set():
+                if observability is not None:
+                    observability.stage("starting services")
                 await asyncio.to_thread(_start_services, args, data_dir, running)
             if not stop.is_set():
                 await serve(config, runtime.manager, runtime.coordinator,
                             listen=listen, advertised=advertised, stop=stop,
-                            tick_coordinator=False,
+                            tick_coordinator=False, observability=observability,
                             on_listening=lambda server: _announce(
-                                server, listen, advertised, data_dir, running))
+                                server, listen, advertised, data_dir, running,
+                                observability))
         finally:
             await asyncio.to_thread(_stop_services, running)
     finally:
@@ -188,12 +242,15 @@ def _stop_services(running: list[tuple[str, Any]]) -> None:
 
 
 def _announce(server: Any, listen: Listener, advertised: Listener | None, data_dir: str,
-              running: list[tuple[str, Any]]) -> None:
+              running: list[tuple[str, Any]],
+              observability: BrokerObservability | None = None) -> None:
     """The one line that says the stack is ready and where everything is."""
     broker = _bound_address(server, listen)
     if advertised is not None:
         broker += f" (advertised as {advertised})"
     parts = [f"broker {broker}"]
+    if observability is not None:
+        parts.append(f"metrics {observability.url}/metrics")
     parts += [f"{name} {getattr(service, 'url', '') or '(running)'}"
               for name, service in running]
     parts += [f"data {os.path.abspath(data_dir)}", f"logs {logging_summary()}"]

@@ -28,6 +28,7 @@ from core.log.errors import (
     OffsetOutOfRangeError,
     StorageError,
 )
+from core.log.flush_stats import FLUSH_STATS
 from core.log.flushing import FlushState
 from core.log.loader import fsync_directory, load_segments
 from core.log.reader import ReadResult, StaleView, first_record_at_or_after, read_batches
@@ -329,8 +330,11 @@ class PartitionLog:
                 self._check_open()
                 end = self._segments.view.end_offset
                 dirty, directory_dirty = self._flush.take(indexes=indexes)
+            started = time.monotonic()
             try:
                 self._sync(dirty, directory_dirty, indexes=indexes)
+                if dirty or directory_dirty:
+                    FLUSH_STATS.record(time.monotonic() - started)
                 if not indexes:
                     with self._lock:
                         self._flush.indexes_left(dirty)

@@ -13,16 +13,20 @@ ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = {
     "core.log": set(),
     "core.protocol": set(),
+    "core.http": {"core.telemetry"},
+    "core.telemetry": set(),
     "core.group": {"core.log", "core.protocol"},
     "core.cluster": set(),  # the Raft quorum and metadata: sans-IO, imports nothing
-    "core.broker": {"core.log", "core.group", "core.protocol"},
+    "core.broker": {"core.log", "core.group", "core.protocol", "core.http",
+                    "core.telemetry"},
     "core.backends": {"core.log", "core.group", "core.protocol"},
-    "core.cli": {"core.backends", "core.broker", "core.cluster", "core.log"},
+    "core.cli": {"core.backends", "core.broker", "core.cluster", "core.log", "core.http",
+                 "core.telemetry"},
     "connect.api": set(),
     "connect.converters": {"connect.api"},
     "connect.transforms": {"connect.api"},
     "connect.runtime": {"connect.api", "connect.converters", "connect.transforms",
-                        "core.backends"},
+                        "core.backends", "core.telemetry"},
     "connectors": {"connect.api"},
     # The PySpark data source is no Connect plugin: it reads and writes topics through the
     # LogBackend (as design.md draws it) and decodes Confluent wire-format values with the
@@ -31,8 +35,8 @@ ALLOWED = {
     # `ferry connect`: CLI wiring, which the design lets see every layer it wires.
     "connect.cli": {"connect.api", "connect.rest", "connect.runtime", "core.backends",
                     "core.broker", "core.cli"},
-    "connect.rest": {"connect.api", "connect.runtime"},
-    "schema_registry": {"core.backends"},
+    "connect.rest": {"connect.api", "connect.runtime", "core.http"},
+    "schema_registry": {"core.backends", "core.http"},
     "schema_registry.serde": {"connect.api", "schema_registry"},  # only .schemas: see its test
     # `ferry registry`: CLI wiring (core.broker only for its config-file reader).
     "schema_registry.cli": {"schema_registry", "core.backends", "core.broker", "core.cli"},

@@ -202,6 +202,8 @@ class DistributedHerder(Herder):
         self._restarts: list[RestartRequest] = []
         self._connector_errors: list[tuple[str, BaseException]] = []
         self._generation = -1
+        self.rebalances_completed = 0
+        self.last_rebalance_at: float | None = None
         self._assigned: ConnectorsAndTasks = EMPTY
         self._assignment_offset = -1
         # Herder thread only.
@@ -552,6 +554,10 @@ class DistributedHerder(Herder):
     def on_assigned(self, assignment: ExtendedAssignment, generation: int) -> None:
         with self._lock:
             self._generation = generation
+            # For /metrics: Connect's worker-rebalance-metrics completed-rebalances-total
+            # and time-since-last-rebalance-ms.
+            self.rebalances_completed += 1
+            self.last_rebalance_at = time.monotonic()
         self._stage = "reading the config topic for a new assignment"
         try:
             self.config_store.refresh(self.config.worker_sync_timeout_ms / 1000)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kafka.protocol.consumer import FetchRequest
 
@@ -32,6 +33,9 @@ from core.log.log import PartitionLog
 from core.protocol.codec import EncodedResponse
 from core.protocol.errors import ErrorCode
 from core.protocol.fetch_response import FetchPartitionData, encode_fetch_response
+
+if TYPE_CHECKING:
+    from core.broker.metrics import BrokerMetrics
 
 __all__ = ["fetch"]
 
@@ -54,8 +58,25 @@ async def fetch(state: BrokerState, ctx: RequestContext) -> EncodedResponse:
         topics, total, answer_now, ends = _read(state, request, version)
         remaining = deadline - time.monotonic()
         if total >= request.min_bytes or answer_now or remaining <= 0 or not ends:
+            if state.metrics is not None:
+                _count(state.metrics, topics)
             return EncodedResponse(encode_fetch_response(version, topics))
-        await state.append_waiters.wait(list(ends), remaining, ready=_moved(ends))
+        if state.metrics is None:
+            await state.append_waiters.wait(list(ends), remaining, ready=_moved(ends))
+            continue
+        state.metrics.fetch_purgatory += 1
+        try:
+            await state.append_waiters.wait(list(ends), remaining, ready=_moved(ends))
+        finally:
+            state.metrics.fetch_purgatory -= 1
+
+
+def _count(metrics: BrokerMetrics, topics: list[tuple[str, list[FetchPartitionData]]]
+           ) -> None:
+    """BytesOut and fetch requests per topic, once per answered Fetch."""
+    for topic, partitions in topics:
+        for out in partitions:
+            metrics.fetched(topic, len(out.records or b""), out.error_code != ErrorCode.NONE)
 
 
 def _read(state: BrokerState, request: object, version: int

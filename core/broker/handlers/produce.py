@@ -73,8 +73,9 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
     request = ctx.request
     acks = request.acks
     topics = []
-    waiting: list[tuple[object, PartitionLog, Awaitable[AppendInfo]]] = []
+    waiting: list[tuple[object, PartitionLog, Awaitable[AppendInfo], int]] = []
     failures: list[str] = []
+    metrics = state.metrics
     for topic_data in request.topic_data:
         partitions = []
         internal = _is_internal(state, topic_data.name)
@@ -103,17 +104,34 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
                 if state.appender.waits_for_fsync(plog, acks):
                     appended = state.appender.synced(plog, appended)
                 if not isinstance(appended, AppendInfo):
-                    waiting.append((response, plog, appended))
+                    waiting.append((response, plog, appended, len(batch)))
                     continue
                 _succeeded(response, plog, appended)
+                if metrics is not None:
+                    metrics.produced(plog.topic, len(batch),
+                                     appended.last_offset - appended.base_offset + 1)
             except Exception as exc:
                 _failed(response, topic_data.name, data.index, exc, ctx, failures)
+                if metrics is not None:
+                    metrics.produce_failed(topic_data.name, len(data.records or b""))
         topics.append(_TopicResponse(name=topic_data.name, partition_responses=partitions))
-    for response, plog, pending in waiting:
-        try:
-            _succeeded(response, plog, await pending)
-        except Exception as exc:
-            _failed(response, plog.topic, plog.partition, exc, ctx, failures)
+    if waiting and metrics is not None:
+        metrics.produce_purgatory += 1
+    try:
+        for response, plog, pending, size in waiting:
+            try:
+                appended = await pending
+                _succeeded(response, plog, appended)
+                if metrics is not None:
+                    metrics.produced(plog.topic, size,
+                                     appended.last_offset - appended.base_offset + 1)
+            except Exception as exc:
+                _failed(response, plog.topic, plog.partition, exc, ctx, failures)
+                if metrics is not None:
+                    metrics.produce_failed(plog.topic, size)
+    finally:
+        if waiting and metrics is not None:
+            metrics.produce_purgatory -= 1
     if acks == 0:
         if failures:
             raise CloseConnection(f"acks=0 produce failed: {failures[0]}")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 from dist_cluster import WorkerProcess, wait_for
+from metrics_scrape import scrape
 
 from core.backends import OffsetSpec, TopicPartition, open_backend
 
@@ -55,6 +56,16 @@ def test_one_worker_on_an_embedded_log_rebuilds_its_state_after_a_restart(
                 s["state"] == "RUNNING" and s["worker_id"] == worker.worker_id for s in states)
 
         wait_for(running, "gen RUNNING on the worker", detail=worker.output)
+        # /metrics of a distributed worker: its rebalances, its tasks, their records.
+        wait_for(lambda: scrape(worker.base).value(
+            "kafka_connect_source_task_source_record_write_total", connector="gen",
+            task="0") > 0, "gen's records in /metrics", detail=worker.output)
+        metrics = scrape(worker.base)
+        assert metrics.value("kafka_connect_worker_rebalance_completed_rebalances_total") >= 1
+        assert metrics.value("kafka_connect_worker_rebalance_rebalancing") == 0
+        assert metrics.value("kafka_connect_worker_task_count") == 2
+        assert metrics.value("kafka_connect_connector_status", connector="gen", type="source",
+                             status="running") == 1
         assert worker.proc is not None
         worker.proc.send_signal(signal.SIGTERM)
         assert worker.proc.wait(30) == 0

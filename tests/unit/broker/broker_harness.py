@@ -37,7 +37,8 @@ _FT = FetchRequest.FetchTopic
 class InProcessBroker:
     """A broker serving ``tmp_path/data``; ``close()`` stops it and closes the storage."""
 
-    def __init__(self, tmp_path: Path, settings: Mapping[str, object] | None = None) -> None:
+    def __init__(self, tmp_path: Path, settings: Mapping[str, object] | None = None, *,
+                 observability: Any = None) -> None:
         self.config = BrokerConfig.parse(
             {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "1",
              **(settings or {})})
@@ -58,7 +59,7 @@ class InProcessBroker:
         async def run() -> None:
             await serve(self.config, self.manager, self.coordinator,
                         listen=Listener("127.0.0.1", 0), advertised=None, stop=self._stop,
-                        on_listening=ready)
+                        on_listening=ready, observability=observability)
 
         self._serving = asyncio.run_coroutine_threadsafe(run(), self.loop)
         if not listening.wait(TIMEOUT_S):
