@@ -354,18 +354,23 @@ def test_cdc_envelopes_unwrapped_into_sqlite_leave_the_target_equal_to_the_sourc
         pg, tmp_path):
     """The real Postgres CDC source (Debezium's connector JSON) into the JDBC sink with
     ``ExtractNewRecordState`` (deletes become tombstones): upserts keyed by the record key,
-    tombstones deleting by key, a primary-key change (delete + create); the SQLite table
-    ends equal to the PostgreSQL one."""
+    tombstones deleting by key, a primary-key change (delete + create), Debezium's types
+    (Decimal, Connect times, Uuid, Json, ZonedTimestamp, bytes); the SQLite table ends
+    equal to the PostgreSQL one."""
     from postgres_process import PASSWORD
 
     db = new_database(pg)
     source = sa.create_engine(pg.url(db))
     execute(source, "CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, "
                     "price numeric(10,2), active boolean, placed timestamp, day date, "
-                    "score double precision)")
+                    "score double precision, ref uuid, doc jsonb, raw bytea, at timestamptz)")
     execute(source, """INSERT INTO items SELECT g, 'item ' || g, g + 0.25, g % 2 = 0,
         TIMESTAMP '2024-01-01 00:00:00.125' + g * INTERVAL '1 minute',
-        DATE '2024-01-01' + g, g / 3.0 FROM generate_series(1, 100) g""")
+        DATE '2024-01-01' + g, g / 3.0, md5(g::text)::uuid,
+        jsonb_build_object('g', g, 'tags', jsonb_build_array('a', g)),
+        decode(lpad(to_hex(g), 4, '0'), 'hex'),
+        TIMESTAMPTZ '2024-01-01 00:00:00.5+02' + g * INTERVAL '1 hour'
+        FROM generate_series(1, 100) g""")
     target_url = f"sqlite:///{tmp_path / 'mirror.db'}"
     worker = Worker(tmp_path, {
         "inventory-connector": {
@@ -387,7 +392,7 @@ def test_cdc_envelopes_unwrapped_into_sqlite_leave_the_target_equal_to_the_sourc
             "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
             "transforms.unwrap.delete.tombstone.handling.mode": "tombstone"}})
     target = sa.create_engine(target_url)
-    columns = "id, name, price, active, placed, day, score"
+    columns = "id, name, price, active, placed, day, score, ref, doc, raw, at"
 
     def mirrored() -> list[dict[str, Any]]:
         try:
@@ -406,12 +411,20 @@ def test_cdc_envelopes_unwrapped_into_sqlite_leave_the_target_equal_to_the_sourc
                     row[name] = parse(row[name])
             if row["active"] is not None:
                 row["active"] = bool(row["active"])
+            if isinstance(row["doc"], str):  # io.debezium.data.Json: the document's text
+                row["doc"] = json.loads(row["doc"])
+            if isinstance(row["at"], str):  # io.debezium.time.ZonedTimestamp: ISO 8601
+                row["at"] = dt.datetime.fromisoformat(row["at"])
         return got
 
     def expected() -> list[dict[str, Any]]:
         with source.connect() as conn:
-            return [dict(r._mapping) for r in conn.execute(
+            want = [dict(r._mapping) for r in conn.execute(
                 sa.text(f"SELECT {columns} FROM items ORDER BY id"))]
+        for row in want:  # uuid as io.debezium.data.Uuid's string, bytea as bytes
+            row["ref"] = None if row["ref"] is None else str(row["ref"])
+            row["raw"] = None if row["raw"] is None else bytes(row["raw"])
+        return want
 
     worker.start()
     try:
@@ -422,6 +435,8 @@ def test_cdc_envelopes_unwrapped_into_sqlite_leave_the_target_equal_to_the_sourc
         execute(source, "UPDATE items SET price = price * 2, active = NOT active "
                         "WHERE id % 4 = 0")
         execute(source, "UPDATE items SET name = 'renamed', placed = NULL WHERE id = 9")
+        execute(source, """UPDATE items SET doc = '{"x": [1, null]}', ref = NULL,
+            at = at + INTERVAL '1 day', raw = '\\x00ff' WHERE id % 5 = 0""")
         execute(source, "DELETE FROM items WHERE id % 7 = 0")
         execute(source, "UPDATE items SET id = 1000 WHERE id = 10")  # a key change
         execute(source, "DELETE FROM items WHERE id = 11")
