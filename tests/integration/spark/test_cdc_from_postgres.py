@@ -43,7 +43,7 @@ def pg():
 def _placed_totals(conn) -> dict[str, tuple[int, decimal.Decimal]]:
     """Orders and their sum per customer per hour, keyed as the pipeline keys them."""
     rows = conn.execute(
-        "SELECT customer_id, to_char(date_trunc('hour', created_at), "
+        "SELECT customer_id, to_char(date_trunc('hour', created_at AT TIME ZONE 'UTC'), "
         "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), count(*), sum(amount) FROM orders "
         "GROUP BY 1, 2").fetchall()
     return {f"{c}|{start}": (n, total) for c, start, n, total in rows}
@@ -52,10 +52,14 @@ def _placed_totals(conn) -> dict[str, tuple[int, decimal.Decimal]]:
 def test_cdc_order_totals_on_the_postgres_connectors_topic_matches_the_table(
         spark, pg, log_url, tmp_path) -> None:
     with psycopg.connect(pg.dsn(), autocommit=True) as conn:
+        # created_at (the event time) is a timestamptz, as order tables usually have it
+        # (Debezium's ZonedTimestamp); shipped a timestamp (MicroTimestamp).
         conn.execute("CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, "
-                     "amount numeric(10,2) NOT NULL, created_at timestamp NOT NULL)")
-        conn.execute("INSERT INTO orders SELECT g, g % 4, g * 1.25, TIMESTAMP "
-                     "'2026-01-01 10:00:00' + g * INTERVAL '4 minutes' "
+                     "amount numeric(10,2) NOT NULL, created_at timestamptz NOT NULL, "
+                     "shipped timestamp)")
+        conn.execute("INSERT INTO orders SELECT g, g % 4, g * 1.25, TIMESTAMPTZ "
+                     "'2026-01-01 12:00:00.25+02' + g * INTERVAL '4 minutes', "
+                     "TIMESTAMP '2026-01-02 08:00:00.123456' + g * INTERVAL '1 second' "
                      "FROM generate_series(1, 40) g")
     with open_backend(log_url) as backend:
         backend.create_topic("orders-state", 1, {"cleanup.policy": "compact"})
@@ -74,16 +78,16 @@ def test_cdc_order_totals_on_the_postgres_connectors_topic_matches_the_table(
         worker.wait(lambda: (worker.offset(CONNECTOR) or {}).get("snapshot_completed"),
                     "the snapshot to be stored")
         with psycopg.connect(pg.dsn(), autocommit=True) as conn:
-            conn.execute("INSERT INTO orders SELECT g, g % 4, g * 0.5, TIMESTAMP "
-                         "'2026-01-01 10:00:00' + g * INTERVAL '3 minutes' "
+            conn.execute("INSERT INTO orders SELECT g, g % 4, g * 0.5, TIMESTAMPTZ "
+                         "'2026-01-01 10:00:00Z' + g * INTERVAL '3 minutes', NULL "
                          "FROM generate_series(41, 60) g")
             placed = _placed_totals(conn)  # totals count each order once, when placed
             conn.execute("UPDATE orders SET amount = amount + 100 WHERE id % 3 = 0")
             conn.execute("DELETE FROM orders WHERE id % 7 = 0")
             last_tx = conn.execute("UPDATE orders SET amount = 1 WHERE id = 1 "
                                    "RETURNING txid_current()").fetchone()[0]
-            table = {str(i): (c, a, t) for i, c, a, t in conn.execute(
-                "SELECT id, customer_id, amount, created_at FROM orders").fetchall()}
+            table = {str(i): row for i, *row in conn.execute(
+                "SELECT id, customer_id, amount, created_at, shipped FROM orders").fetchall()}
         worker.wait(lambda: (worker.offset(CONNECTOR) or {}).get("txId", 0) >= last_tx,
                     "the last change's offset")
     finally:
@@ -108,12 +112,16 @@ def test_cdc_order_totals_on_the_postgres_connectors_topic_matches_the_table(
         str(i) for i in range(1, 61) if i % 7 == 0}
     rows = {k: json.loads(v) for k, v in state.items() if v is not None}
     assert set(rows) == set(table)
-    for key, (customer, amount, created) in table.items():
+    for key, (customer, amount, created, shipped) in table.items():
         got = rows[key]
         assert (got["id"], got["customer_id"]) == (int(key), customer)
         assert decimal.Decimal(str(got["amount"])) == amount, key
-        at = dt.datetime.fromisoformat(got["created_at"])
-        assert at.astimezone(dt.UTC).replace(tzinfo=None) == created, key
+        assert dt.datetime.fromisoformat(got["created_at"]) == created, key
+        if shipped is None:
+            assert "shipped" not in got, key  # to_json leaves nulls out
+        else:
+            at = dt.datetime.fromisoformat(got["shipped"])
+            assert at.astimezone(dt.UTC).replace(tzinfo=None) == shipped, key
 
     totals = {k: json.loads(v) for k, v in latest_by_key(log_url, "order-totals").items()}
     assert {k: (t["orders"], decimal.Decimal(t["total"])) for k, t in totals.items()} == placed
