@@ -48,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "source topic may still be empty")
 
 
+#: Timestamps in the state keep the microseconds PostgreSQL stores (Spark's JSON default
+#: cuts them to milliseconds).
+_JSON = {"timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX"}
+
+
 def build(spark, args: argparse.Namespace):
     """The two streaming DataFrames (state, totals), ready for ``writeStream``."""
     from pyspark.sql import functions as F
@@ -62,7 +67,7 @@ def build(spark, args: argparse.Namespace):
     state = changes.select(
         F.col(args.key).cast("string").alias("key"),
         F.when(F.col("op") == "d", F.lit(None).cast("string"))
-         .otherwise(F.to_json(F.struct(*row_columns))).alias("value"))
+         .otherwise(F.to_json(F.struct(*row_columns), _JSON)).alias("value"))
     placed = changes.where(F.col("op").isin("c", "r"))
     totals = (placed.withWatermark(args.event_time, args.watermark)
               .groupBy(F.window(args.event_time, args.window), F.col(args.customer))

@@ -195,6 +195,12 @@ def _fallback(schema: Schema) -> Any:
         return dt.time(0)
     if name == "org.apache.kafka.connect.data.Timestamp":
         return dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    # Debezium's JdbcValueConverters fall back to the epoch (midnight) in UTC for the zoned
+    # types, a value every consumer parses; "" would break them.
+    if name == "io.debezium.time.ZonedTimestamp":
+        return "1970-01-01T00:00:00Z"
+    if name == "io.debezium.time.ZonedTime":
+        return "00:00:00Z"
     t = schema.type
     if t is Type.STRUCT:
         return Struct.from_values(schema, [_fallback(f.schema) for f in schema.fields],

@@ -47,7 +47,8 @@ def connect_to_spark(schema: dict[str, Any]) -> t.DataType:
     """The Spark type of a Connect schema as JsonConverter writes it."""
     name, kind = schema.get("name"), schema.get("type")
     if name in ("io.debezium.time.MicroTimestamp", "io.debezium.time.Timestamp",
-                "io.debezium.time.NanoTimestamp", "org.apache.kafka.connect.data.Timestamp"):
+                "io.debezium.time.NanoTimestamp", "io.debezium.time.ZonedTimestamp",
+                "org.apache.kafka.connect.data.Timestamp"):
         return t.TimestampType()
     if name in ("io.debezium.time.Date", "org.apache.kafka.connect.data.Date"):
         return t.DateType()
@@ -78,6 +79,10 @@ def _converter(schema: dict[str, Any] | None):
         return lambda v: _EPOCH + dt.timedelta(milliseconds=v)
     if name == "io.debezium.time.NanoTimestamp":
         return lambda v: _EPOCH + dt.timedelta(microseconds=v // 1000)
+    if name == "io.debezium.time.ZonedTimestamp":
+        # timestamptz: an ISO 8601 string of an instant (Debezium writes it in UTC, "Z");
+        # a Spark timestamp is an instant too, so event-time windows work on it.
+        return dt.datetime.fromisoformat
     if name in ("io.debezium.time.Date", "org.apache.kafka.connect.data.Date"):
         return lambda v: dt.date(1970, 1, 1) + dt.timedelta(days=v)
     if name == "org.apache.kafka.connect.data.Decimal":

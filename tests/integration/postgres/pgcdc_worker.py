@@ -1,5 +1,6 @@
 """``ferry connect standalone`` running the Postgres CDC source, for the end-to-end tests:
-start, SIGKILL, stop, and read the topics and stored offsets back from its embedded log."""
+start, SIGKILL, stop, and read the topics and stored offsets back from its embedded log
+(or, given ``log``, the worker runs on that log instead, e.g. a ``kafka://`` broker)."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ DEADLINE_S = 40.0
 
 class CdcWorker:
     def __init__(self, tmp: Path, connectors: list[dict[str, Any]],
-                 worker_props: str = "") -> None:
+                 worker_props: str = "", log: str | None = None) -> None:
         self.tmp = tmp
         self.data = tmp / "data"
+        self.log = log or f"embedded:{self.data}"
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -46,7 +48,7 @@ class CdcWorker:
         log = open(self.tmp / "worker.log", "ab")  # noqa: SIM115 - owned by the process
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "core.cli", "connect", "standalone",
-             "--log", f"embedded:{self.data}", "--rest", f"127.0.0.1:{self.port}",
+             "--log", self.log, "--rest", f"127.0.0.1:{self.port}",
              str(self.tmp / "worker.properties"), *self.files],
             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp)
         log.close()

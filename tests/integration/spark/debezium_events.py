@@ -1,10 +1,11 @@
 """Debezium-shaped change events for the ``ferry-cdc`` tests (not a test module).
 
-The Postgres CDC connector is built on another branch; until it lands these events stand
-in for its output: exactly the JSON envelope Debezium's PostgreSQL connector writes through
-Connect's ``JsonConverter`` with ``schemas.enable=true`` (key and value each
-``{"schema", "payload"}``; NUMERIC as ``org.apache.kafka.connect.data.Decimal`` base64
-bytes, ``timestamp`` as ``io.debezium.time.MicroTimestamp``; a tombstone after each delete).
+Hand-made events let these tests pin exact values and offsets (``test_cdc_from_postgres.py``
+feeds the same pipeline from the real Postgres CDC connector). They are exactly the JSON
+envelope Debezium's PostgreSQL connector writes through Connect's ``JsonConverter`` with
+``schemas.enable=true`` (key and value each ``{"schema", "payload"}``; NUMERIC as
+``org.apache.kafka.connect.data.Decimal`` base64 bytes, ``timestamp`` as
+``io.debezium.time.MicroTimestamp``; a tombstone after each delete).
 """
 
 from __future__ import annotations

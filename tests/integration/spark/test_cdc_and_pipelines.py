@@ -3,8 +3,8 @@
 and ``ferry pipeline run`` / ``list`` as a user runs them.
 
 The events are produced by the test in exactly the JSON envelope Debezium's PostgreSQL
-connector writes (see ``debezium_events.py``): the Postgres CDC connector is being built
-on another branch and will feed the same topics end to end once it lands.
+connector writes (see ``debezium_events.py``); ``test_cdc_from_postgres.py`` runs the
+pipeline on the real Postgres CDC connector's topic.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 
 import pytest
 from debezium_events import order_event
-from spark_helpers import TEST_JVM_FLAGS
+from spark_helpers import TEST_JVM_FLAGS, latest_by_key
 
 from core.backends import TopicPartition, open_backend
 from pipelines import cdc_order_totals
@@ -74,20 +74,6 @@ def test_cdc_user_schema_and_empty_topic(spark, log_url):
     assert base.schema("op string, id int").load().count() == 0
 
 
-def _latest(log_url: str, topic: str) -> dict[str, bytes | None]:
-    tp = TopicPartition(topic, 0)
-    out: dict[str, bytes | None] = {}
-    with open_backend(log_url) as backend:
-        pos = 0
-        while True:
-            result = backend.fetch({tp: pos})[tp]
-            for r in result.records:
-                out[r.key.decode()] = r.value
-            if result.next_offset == pos:
-                return out
-            pos = result.next_offset
-
-
 def test_cdc_pipeline_state_and_windowed_totals_across_restart(spark, log_url, changes,
                                                               tmp_path):
     parser = argparse.ArgumentParser()
@@ -98,11 +84,11 @@ def test_cdc_pipeline_state_and_windowed_totals_across_restart(spark, log_url, c
                               "--trigger", "available-now", "--timeout", "120"])
     assert cdc_order_totals.main(spark, args) == 0
 
-    state = _latest(log_url, "orders-state")
+    state = latest_by_key(log_url, "orders-state")
     assert json.loads(state["1"])["amount"] == 5.0
     assert json.loads(state["2"])["amount"] == 8.0
     assert state["3"] is None  # deleted: a tombstone for compaction
-    totals = {k: json.loads(v) for k, v in _latest(log_url, "order-totals").items()}
+    totals = {k: json.loads(v) for k, v in latest_by_key(log_url, "order-totals").items()}
     assert totals["10|2026-01-01T10:00:00Z"]["orders"] == 2
     assert decimal.Decimal(totals["10|2026-01-01T10:00:00Z"]["total"]) == decimal.Decimal("12.50")
     assert totals["20|2026-01-01T10:00:00Z"]["orders"] == 1
@@ -111,10 +97,10 @@ def test_cdc_pipeline_state_and_windowed_totals_across_restart(spark, log_url, c
         backend.produce(SOURCE, order_event("c", 4, 20, "2.00", T0 + dt.timedelta(minutes=3),
                                             lsn=6))
     assert cdc_order_totals.main(spark, args) == 0
-    totals = {k: json.loads(v) for k, v in _latest(log_url, "order-totals").items()}
+    totals = {k: json.loads(v) for k, v in latest_by_key(log_url, "order-totals").items()}
     assert totals["20|2026-01-01T10:00:00Z"]["orders"] == 2  # window state kept
     assert decimal.Decimal(totals["20|2026-01-01T10:00:00Z"]["total"]) == decimal.Decimal("3.25")
-    assert json.loads(_latest(log_url, "orders-state")["4"])["customer_id"] == 20
+    assert json.loads(latest_by_key(log_url, "orders-state")["4"])["customer_id"] == 20
 
 
 def _ferry(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:

@@ -189,3 +189,22 @@ def test_array_literals() -> None:
     assert parse_array("{}") == []
     assert parse_array('{1,NULL,"a,b","q\\"x"}') == ["1", None, "a,b", 'q"x']
     assert parse_array("[0:1]={7,8}") == ["7", "8"]
+
+
+def test_key_only_before_image_fills_not_null_columns_with_debeziums_fallbacks() -> None:
+    """A delete under REPLICA IDENTITY DEFAULT carries only the key; Debezium fills the
+    other NOT NULL columns with its fallback per type (``JdbcValueConverters``): the epoch
+    in UTC for timestamptz/timetz, which consumers (Spark, sinks) parse, not ""."""
+    from connectors.postgres.config import TableId
+
+    cfg = PostgresConfig.parse(BASE)
+    mapper = TypeMapper(decimal_mode="precise", time_mode="adaptive", binary_mode="bytes",
+                        include_unknown=False, placeholder="__debezium_unavailable_value",
+                        types={})
+    oids = {"id": 23, "n": 20, "t": 25, "ok": 16, "at": 1184, "tz_time": 1266, "ts": 1114}
+    table = TableSchema("srv", TableId("public", "t"), [
+        SourceColumn(name, oid, -1, False) for name, oid in oids.items()], ["id"], mapper, cfg)
+    row = table.row(["7", None, None, None, None, None, None])
+    assert {f.name: row.get(f.name) for f in table.value_schema.fields} == {
+        "id": 7, "n": 0, "t": "", "ok": False, "at": "1970-01-01T00:00:00Z",
+        "tz_time": "00:00:00Z", "ts": 0}

@@ -348,3 +348,106 @@ def test_tables_created_while_running_get_tasks(tmp_path):
     finally:
         worker.stop()
         engine.dispose()
+
+
+def test_cdc_envelopes_unwrapped_into_sqlite_leave_the_target_equal_to_the_source(
+        pg, tmp_path):
+    """The real Postgres CDC source (Debezium's connector JSON) into the JDBC sink with
+    ``ExtractNewRecordState`` (deletes become tombstones): upserts keyed by the record key,
+    tombstones deleting by key, a primary-key change (delete + create), Debezium's types
+    (Decimal, Connect times, Uuid, Json, ZonedTimestamp, bytes); the SQLite table ends
+    equal to the PostgreSQL one."""
+    from postgres_process import PASSWORD
+
+    db = new_database(pg)
+    source = sa.create_engine(pg.url(db))
+    execute(source, "CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, "
+                    "price numeric(10,2), active boolean, placed timestamp, day date, "
+                    "score double precision, ref uuid, doc jsonb, raw bytea, at timestamptz)")
+    execute(source, """INSERT INTO items SELECT g, 'item ' || g, g + 0.25, g % 2 = 0,
+        TIMESTAMP '2024-01-01 00:00:00.125' + g * INTERVAL '1 minute',
+        DATE '2024-01-01' + g, g / 3.0, md5(g::text)::uuid,
+        jsonb_build_object('g', g, 'tags', jsonb_build_array('a', g)),
+        decode(lpad(to_hex(g), 4, '0'), 'hex'),
+        TIMESTAMPTZ '2024-01-01 00:00:00.5+02' + g * INTERVAL '1 hour'
+        FROM generate_series(1, 100) g""")
+    target_url = f"sqlite:///{tmp_path / 'mirror.db'}"
+    worker = Worker(tmp_path, {
+        "inventory-connector": {
+            "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+            "plugin.name": "pgoutput", "database.hostname": "127.0.0.1",
+            "database.port": str(pg.port), "database.user": "postgres",
+            "database.password": PASSWORD, "database.dbname": db, "topic.prefix": "dbserver1",
+            "slot.name": f"s_{db}", "table.include.list": "public.items",
+            "publication.autocreate.mode": "filtered", "time.precision.mode": "connect",
+            "poll.interval.ms": "100", "topic.creation.default.partitions": "1",
+            "topic.creation.default.replication.factor": "1"},
+        "mirror": {
+            "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+            "topics": "dbserver1.public.items",
+            "connection.url": f"jdbc:sqlite:{tmp_path / 'mirror.db'}",
+            "table.name.format": "items", "auto.create": "true", "insert.mode": "upsert",
+            "pk.mode": "record_key", "pk.fields": "id", "delete.enabled": "true",
+            "transforms": "unwrap",
+            "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+            "transforms.unwrap.delete.tombstone.handling.mode": "tombstone"}})
+    target = sa.create_engine(target_url)
+    columns = "id, name, price, active, placed, day, score, ref, doc, raw, at"
+
+    def mirrored() -> list[dict[str, Any]]:
+        try:
+            with target.connect() as conn:
+                got = [dict(r._mapping) for r in conn.execute(
+                    sa.text(f"SELECT {columns} FROM items ORDER BY id"))]
+        except sa.exc.SQLAlchemyError:
+            return []
+        for row in got:  # SQLite hands back its storage classes
+            if row["price"] is not None:
+                row["price"] = decimal.Decimal(str(row["price"])).quantize(
+                    decimal.Decimal("0.01"))
+            for name, parse in (("placed", dt.datetime.fromisoformat),
+                                ("day", dt.date.fromisoformat)):
+                if isinstance(row[name], str):
+                    row[name] = parse(row[name])
+            if row["active"] is not None:
+                row["active"] = bool(row["active"])
+            if isinstance(row["doc"], str):  # io.debezium.data.Json: the document's text
+                row["doc"] = json.loads(row["doc"])
+            if isinstance(row["at"], str):  # io.debezium.time.ZonedTimestamp: ISO 8601
+                row["at"] = dt.datetime.fromisoformat(row["at"])
+        return got
+
+    def expected() -> list[dict[str, Any]]:
+        with source.connect() as conn:
+            want = [dict(r._mapping) for r in conn.execute(
+                sa.text(f"SELECT {columns} FROM items ORDER BY id"))]
+        for row in want:  # uuid as io.debezium.data.Uuid's string, bytea as bytes
+            row["ref"] = None if row["ref"] is None else str(row["ref"])
+            row["raw"] = None if row["raw"] is None else bytes(row["raw"])
+        return want
+
+    worker.start()
+    try:
+        worker.wait(lambda: mirrored() == expected(), "the snapshot in SQLite")
+        execute(source, """INSERT INTO items SELECT g, 'item ' || g, g + 0.5, true,
+            TIMESTAMP '2024-02-01 12:00:00' + g * INTERVAL '1 second', NULL, NULL
+            FROM generate_series(101, 150) g""")
+        execute(source, "UPDATE items SET price = price * 2, active = NOT active "
+                        "WHERE id % 4 = 0")
+        execute(source, "UPDATE items SET name = 'renamed', placed = NULL WHERE id = 9")
+        execute(source, """UPDATE items SET doc = '{"x": [1, null]}', ref = NULL,
+            at = at + INTERVAL '1 day', raw = '\\x00ff' WHERE id % 5 = 0""")
+        execute(source, "DELETE FROM items WHERE id % 7 = 0")
+        execute(source, "UPDATE items SET id = 1000 WHERE id = 10")  # a key change
+        execute(source, "DELETE FROM items WHERE id = 11")
+        execute(source, "INSERT INTO items (id, name) VALUES (11, 'again')")
+        want = expected()
+        assert 10 not in {r["id"] for r in want} and 1000 in {r["id"] for r in want}
+        worker.wait(lambda: mirrored() == want, "the changes in SQLite")
+        status = worker.status("mirror")
+        assert status["tasks"][0]["state"] == "RUNNING", status
+    finally:
+        worker.stop()
+        source.dispose()
+        target.dispose()
+    assert mirrored() == want
