@@ -31,16 +31,16 @@ import argparse
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from connect.api import ConfigDef, SinkConnector, SinkRecord, SinkTask  # noqa: E402
+from _noop_sink import CLASS as NOOP_SINK  # noqa: E402
+from _noop_sink import COUNTS, FIRST, wait_until  # noqa: E402
+
 from connect.runtime.plugins import Plugins  # noqa: E402
 from connect.runtime.process_tuning import tune_gc_for_record_streams  # noqa: E402
 from connect.runtime.standalone_herder import StandaloneHerder  # noqa: E402
@@ -79,59 +79,6 @@ JSON = {
     "key.converter.schemas.enable": "true",
 }
 
-_COUNTS: dict[str, int] = {}
-#: When each sink connector's task was first given records.
-_FIRST: dict[str, float] = {}
-_COUNTS_LOCK = threading.Lock()
-
-
-class NoOpSinkTask(SinkTask):
-    """Counts the records it is given, and nothing else."""
-
-    def version(self) -> str:
-        return "bench"
-
-    def start(self, props: Mapping[str, str]) -> None:
-        self._name = props["name"]
-
-    def put(self, records: Sequence[SinkRecord]) -> None:
-        if records:
-            with _COUNTS_LOCK:
-                _FIRST.setdefault(self._name, time.perf_counter())
-                _COUNTS[self._name] = _COUNTS.get(self._name, 0) + len(records)
-
-    def stop(self) -> None:
-        pass
-
-
-class NoOpSink(SinkConnector):
-    def version(self) -> str:
-        return "bench"
-
-    def start(self, props: Mapping[str, str]) -> None:
-        self._props = dict(props)
-
-    def task_class(self) -> type:
-        return NoOpSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self._props)]
-
-    def stop(self) -> None:
-        pass
-
-    def config(self) -> ConfigDef:
-        return ConfigDef()
-
-
-def _wait(predicate, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"timed out waiting for {what}")
-        time.sleep(0.002)
-
-
 def _end_offset(backend, topic: str) -> int:
     if topic not in backend.list_topics():
         return 0
@@ -151,9 +98,9 @@ def run_source(herder: StandaloneHerder, backend, topic: str, records: int,
               **SMT_FIELDS[quickstart][0]}
     created = time.perf_counter()
     herder.put_connector_config(name, config, allow_replace=False)
-    _wait(lambda: _end_offset(backend, topic) > 0, 60, "the first source record")
+    wait_until(lambda: _end_offset(backend, topic) > 0, 60, "the first source record")
     first = time.perf_counter()
-    _wait(lambda: _end_offset(backend, topic) >= records, 600, "the source records")
+    wait_until(lambda: _end_offset(backend, topic) >= records, 600, "the source records")
     done = time.perf_counter()
     herder.delete_connector(name)
     return done - first, first - created
@@ -164,15 +111,15 @@ def run_sink(herder: StandaloneHerder, topic: str, records: int,
     """(seconds from the task's first put to the last record, seconds from creating the
     connector to the first put: starting the task and joining its consumer group)."""
     name = f"sink-{uuid.uuid4().hex[:6]}"
-    config = {"connector.class": f"{__name__}:NoOpSink", "tasks.max": "1", "topics": topic,
+    config = {"connector.class": NOOP_SINK, "tasks.max": "1", "topics": topic,
               "consumer.override.auto.offset.reset": "earliest", **JSON,
               **SMT_FIELDS[quickstart][1]}
     created = time.perf_counter()
     herder.put_connector_config(name, config, allow_replace=False)
-    _wait(lambda: _COUNTS.get(name, 0) >= records, 600, "the sink records")
+    wait_until(lambda: COUNTS.get(name, 0) >= records, 600, "the sink records")
     done = time.perf_counter()
     herder.delete_connector(name)
-    return done - _FIRST[name], _FIRST[name] - created
+    return done - FIRST[name], FIRST[name] - created
 
 
 def raw_reference(backend, source_topic: str, records: int) -> tuple[float, float]:

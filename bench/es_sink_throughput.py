@@ -29,7 +29,6 @@ import json
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -38,10 +37,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _noop_sink import CLASS as NOOP_SINK  # noqa: E402
+from _noop_sink import COUNTS, FIRST, wait_until  # noqa: E402
 from elasticsearch import helpers  # noqa: E402
 from osmem_server import OsmemServer  # noqa: E402
 
-from connect.api import ConfigDef, SinkConnector, SinkRecord, SinkTask  # noqa: E402
+from connect.api import SinkRecord  # noqa: E402
 from connect.converters.json import JsonConverter  # noqa: E402
 from connect.runtime.plugins import Plugins  # noqa: E402
 from connect.runtime.process_tuning import tune_gc_for_record_streams  # noqa: E402
@@ -63,9 +64,6 @@ SCHEMA = {"type": "struct", "name": "doc", "optional": False, "fields": [
 CONVERTERS = {"key.converter": "org.apache.kafka.connect.storage.StringConverter",
               "value.converter": "org.apache.kafka.connect.json.JsonConverter",
               "value.converter.schemas.enable": "true"}
-_FIRST: dict[str, float] = {}
-_COUNTS: dict[str, int] = {}
-_LOCK = threading.Lock()
 
 
 def payload(i: int) -> dict:
@@ -83,58 +81,13 @@ class TimedTask(ElasticsearchSinkTask):
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         if records:
-            _FIRST.setdefault(self._bench_name, time.perf_counter())
+            FIRST.setdefault(self._bench_name, time.perf_counter())
         super().put(records)
 
 
 class TimedConnector(ElasticsearchSinkConnector):
     def task_class(self) -> type:
         return TimedTask
-
-
-class NoOpTask(SinkTask):
-    def version(self) -> str:
-        return "bench"
-
-    def start(self, props: Mapping[str, str]) -> None:
-        self._name = props["name"]
-
-    def put(self, records: Sequence[SinkRecord]) -> None:
-        if records:
-            with _LOCK:
-                _FIRST.setdefault(self._name, time.perf_counter())
-                _COUNTS[self._name] = _COUNTS.get(self._name, 0) + len(records)
-
-    def stop(self) -> None:
-        pass
-
-
-class NoOpSink(SinkConnector):
-    def version(self) -> str:
-        return "bench"
-
-    def start(self, props: Mapping[str, str]) -> None:
-        self._props = dict(props)
-
-    def task_class(self) -> type:
-        return NoOpTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self._props)]
-
-    def stop(self) -> None:
-        pass
-
-    def config(self) -> ConfigDef:
-        return ConfigDef()
-
-
-def _wait(predicate, timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise SystemExit(f"timed out waiting for {what}")
-        time.sleep(0.005)
 
 
 def run_connector(herder, backend, topic: str, url: str, n: int,
@@ -148,18 +101,18 @@ def run_connector(herder, backend, topic: str, url: str, n: int,
     def done() -> bool:
         got = backend.fetch_offsets(f"connect-{name}", [tp]).get(tp)
         return got is not None and got.offset >= n
-    _wait(done, 600, "the connector's commits")
-    elapsed = time.perf_counter() - _FIRST[name]
+    wait_until(done, 600, "the connector's commits", poll_s=0.005)
+    elapsed = time.perf_counter() - FIRST[name]
     herder.delete_connector(name)
     return n / elapsed
 
 
 def run_noop(herder, topic: str, n: int) -> float:
     name = f"noop-{uuid.uuid4().hex[:6]}"
-    herder.put_connector_config(name, {"connector.class": "bench_es:NoOpSink",
+    herder.put_connector_config(name, {"connector.class": NOOP_SINK,
                                        "topics": topic, **CONVERTERS}, allow_replace=False)
-    _wait(lambda: _COUNTS.get(name, 0) >= n, 600, "the no-op sink")
-    elapsed = time.perf_counter() - _FIRST[name]
+    wait_until(lambda: COUNTS.get(name, 0) >= n, 600, "the no-op sink", poll_s=0.005)
+    elapsed = time.perf_counter() - FIRST[name]
     herder.delete_connector(name)
     return n / elapsed
 

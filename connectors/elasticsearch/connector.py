@@ -45,12 +45,10 @@ class ElasticsearchSinkConnector(SinkConnector):
         result = super().validate(connector_configs)
         if result.error_count:
             return result
-        values = {v.name: v for v in result.config_values}
         try:
             config = EsSinkConfig.from_props(connector_configs)
         except ConfigError as exc:
-            target = values.get(exc.name or CONNECTION_URL) or values[CONNECTION_URL]
-            target.add_error_message(str(exc))
+            result.add_error(exc.name, str(exc), CONNECTION_URL)
             return result
         # One quick attempt: validation must answer within a REST call.
         client = EsClient(dataclasses.replace(config, max_retries=0))
@@ -59,7 +57,7 @@ class ElasticsearchSinkConnector(SinkConnector):
         except ConnectError as exc:
             key = CONNECTION_USERNAME if "refused the credentials" in str(exc) \
                 else CONNECTION_URL
-            values[key].add_error_message(str(exc))
+            result.add_error(key, str(exc))
         finally:
             client.close()
         return result

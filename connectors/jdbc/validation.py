@@ -22,26 +22,24 @@ def validate_connector(definition: ConfigDef, props: Mapping[str, str],
     config = Config(definition.validate(props))
     if config.error_count:
         return config
-    by_name = {v.name: v for v in config.config_values}
     try:
         parsed = parse(props)
     except ConfigError as exc:
-        by_name.get(exc.name or CONNECTION_URL, by_name[CONNECTION_URL]) \
-            .add_error_message(str(exc))
+        config.add_error(exc.name, str(exc), CONNECTION_URL)
         return config
     try:
         engine = open_engine(parsed.connection)
     except ConfigError as exc:
-        by_name[CONNECTION_URL].add_error_message(str(exc))
+        config.add_error(CONNECTION_URL, str(exc))
         return config
     try:
         with engine.connect():
             pass
     except (sa_exc.SQLAlchemyError, OSError) as exc:
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-        by_name[CONNECTION_URL].add_error_message(
-            f"Could not connect to {engine.url.render_as_string(hide_password=True)}: "
-            f"{reason[0] if reason else type(exc).__name__}")
+        config.add_error(CONNECTION_URL, "Could not connect to "
+                         f"{engine.url.render_as_string(hide_password=True)}: "
+                         f"{reason[0] if reason else type(exc).__name__}")
     finally:
         engine.dispose()
     return config

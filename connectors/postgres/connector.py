@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import psycopg
 
@@ -58,30 +57,22 @@ class PostgresConnector(SourceConnector):
         result = Config(CONFIG_DEF.validate(connector_configs))
         if result.error_count:
             return result
-        values = {v.name: v for v in result.config_values}
         try:
             cfg = PostgresConfig.parse(connector_configs)
         except ConfigError as exc:
-            _add(values, exc.name or "topic.prefix", str(exc))
+            result.add_error(exc.name or "topic.prefix", str(exc))
             return result
         try:
             with psycopg.connect(cfg.conninfo(), autocommit=True) as conn:
                 for key, message in catalog.readiness_problems(conn, cfg):
-                    _add(values, key, message)
+                    result.add_error(key, message)
         except psycopg.OperationalError as exc:
             text = str(exc).strip()
             key = ("database.password" if "password" in text
                    else "database.dbname" if "does not exist" in text and "database" in text
                    else "database.hostname")
-            _add(values, key, f"cannot connect to PostgreSQL at {cfg.hostname}:{cfg.port}: "
-                              f"{text}")
+            result.add_error(key, f"cannot connect to PostgreSQL at {cfg.hostname}:{cfg.port}: "
+                                  f"{text}")
         except psycopg.Error as exc:
-            _add(values, "database.user", f"checking the server failed: {exc}")
+            result.add_error("database.user", f"checking the server failed: {exc}")
         return result
-
-
-def _add(values: dict[str, Any], key: str, message: str) -> None:
-    value = values.get(key)
-    if value is None:
-        value = next(iter(values.values()))
-    value.add_error_message(message)

@@ -40,7 +40,6 @@ class S3SinkConnector(SinkConnector):
         """The declared checks, then the cross-key ones (partitioner, format), then the
         bucket itself: it must exist and be reachable with the given credentials."""
         result = super().validate(connector_configs)
-        values = {v.name: v for v in result.config_values}
         if result.error_count:
             return result
         try:
@@ -49,14 +48,12 @@ class S3SinkConnector(SinkConnector):
             load_partitioner(settings)
             storage = S3Storage(settings)
         except ConfigError as exc:
-            name = exc.name
-            target = values.get(str(name)) if name else None
-            (target or values[BUCKET]).add_error_message(str(exc))
+            result.add_error(exc.name, str(exc), BUCKET)
             return result
         try:
             storage.check_bucket()
         except ConnectError as exc:
-            values[BUCKET].add_error_message(str(exc))
+            result.add_error(BUCKET, str(exc))
         return result
 
     def start(self, props: Mapping[str, str]) -> None:

@@ -109,6 +109,19 @@ class Config:
         """The number of error messages over all keys."""
         return sum(len(v.errors) for v in self.config_values)
 
+    def add_error(self, key: str | None, message: str, fallback: str | None = None) -> None:
+        """Record ``message`` (e.g. a cross-key ``ConfigError`` found by a connector's
+        ``validate()``) on ``key``'s ConfigValue; when ``key`` is None or not in this
+        config, on ``fallback``'s, else on the first key's, so no error is dropped."""
+        by_name = {v.name: v for v in self.config_values}
+        target = (by_name.get(key) if key is not None else None) \
+            or (by_name.get(fallback) if fallback is not None else None)
+        if target is None:
+            if not self.config_values:
+                raise KeyError(f"no config key to report {message!r} on")
+            target = self.config_values[0]
+        target.add_error_message(message)
+
 
 class ConfigDef:
     """The set of config keys a connector, converter, transformation or the runtime

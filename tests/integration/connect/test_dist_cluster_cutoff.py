@@ -4,31 +4,19 @@ and runs them again once the log is back: an in-process worker on ``kafka://`` w
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
 from broker_process import BrokerProcess, free_port
+from polling import wait_for
 
 from connect.cli import DistributedWorker
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 WAIT_S = 60.0
-
-
-def wait_for(cond: Any, what: str, timeout: float = WAIT_S) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = cond()
-        if result:
-            return result
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.1)
 
 
 @pytest.fixture
@@ -60,14 +48,14 @@ def test_worker_cut_off_from_the_broker_stops_its_tasks_and_recovers(
                 t["state"] for t in response.json()["tasks"]] == ["RUNNING", "RUNNING"]
 
         wait_for(lambda: requests.get(base + "/health", timeout=10).status_code == 200,
-                 "the worker to be healthy")
+                 "the worker to be healthy", timeout=WAIT_S)
         response = requests.post(base + "/connectors", timeout=30, json={
             "name": "gen", "config": {
                 "connector.class": "datagen", "kafka.topic": "cut", "quickstart": "users",
                 "tasks.max": "2", "rate": "50", "topic.creation.default.partitions": "1",
                 "topic.creation.default.replication.factor": "1"}})
         assert response.status_code == 201, response.text
-        wait_for(tasks_running, "two RUNNING tasks")
+        wait_for(tasks_running, "two RUNNING tasks", timeout=WAIT_S)
         assert len(worker.herder.work.running().tasks) == 2
 
         broker.kill()
@@ -78,9 +66,9 @@ def test_worker_cut_off_from_the_broker_stops_its_tasks_and_recovers(
 
         broker.start()
         wait_for(lambda: len(worker.herder.work.running().tasks) == 2,
-                 "the worker to run its tasks again")
-        wait_for(tasks_running, "the tasks RUNNING again")
+                 "the worker to run its tasks again", timeout=WAIT_S)
+        wait_for(tasks_running, "the tasks RUNNING again", timeout=WAIT_S)
         wait_for(lambda: requests.get(base + "/health", timeout=10).status_code == 200,
-                 "the worker to be healthy again")
+                 "the worker to be healthy again", timeout=WAIT_S)
     finally:
         worker.stop()

@@ -6,17 +6,11 @@ the re-deliveries after the last offset commits."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
-from broker_process import free_port
+from connect_process import ConnectProcess
 
 from core.backends import OffsetSpec, TopicPartition, open_backend
 
@@ -30,89 +24,31 @@ def line(i: int) -> str:
     return f"L{i:06d}E"
 
 
-REPO = Path(__file__).resolve().parents[3]
 DEADLINE_S = 30.0
 
 
-class StandaloneWorker:
+class StandaloneWorker(ConnectProcess):
     """``ferry connect standalone`` on ``embedded:<dir>`` with a source and a sink."""
 
     def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.data = tmp / "data"
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen[bytes] | None = None
-        (tmp / "worker.properties").write_text(
+        super().__init__(
+            tmp,
             "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
             "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
-            "offset.flush.interval.ms=200\noffset.storage.partitions=1\n")
-        (tmp / "source.json").write_text(json.dumps({"name": "source", "config": {
-            "connector.class": "FileStreamSource", "file": str(tmp / "in.txt"),
-            "topic": "lines", "batch.size": "500",
-            "topic.creation.default.partitions": "1",
-            "topic.creation.default.replication.factor": "1"}}))
-        (tmp / "sink.json").write_text(json.dumps({"name": "sink", "config": {
-            "connector.class": "FileStreamSink", "file": str(tmp / "out.txt"),
-            "topics": "lines"}}))
-
-    def start(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "FERRY_LOG"}
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-        log = open(self.tmp / "worker.log", "ab")  # noqa: SIM115 - owned by the process
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.cli", "connect", "standalone",
-             "--log", f"embedded:{self.data}", "--rest", f"127.0.0.1:{self.port}",
-             str(self.tmp / "worker.properties"), str(self.tmp / "source.json"),
-             str(self.tmp / "sink.json")],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp)
-        log.close()
-        self.wait(self.healthy, "GET /health to answer 200")
-
-    def healthy(self) -> bool:
-        try:
-            return requests.get(self.base + "/health", timeout=5).status_code == 200
-        except requests.RequestException:
-            return False
+            "offset.flush.interval.ms=200\noffset.storage.partitions=1\n",
+            {"source": {"name": "source", "config": {
+                "connector.class": "FileStreamSource", "file": str(tmp / "in.txt"),
+                "topic": "lines", "batch.size": "500",
+                "topic.creation.default.partitions": "1",
+                "topic.creation.default.replication.factor": "1"}},
+             "sink": {"name": "sink", "config": {
+                 "connector.class": "FileStreamSink", "file": str(tmp / "out.txt"),
+                 "topics": "lines"}}},
+            timeout=DEADLINE_S)
 
     def offsets(self, name: str) -> list[dict[str, Any]]:
-        try:
-            response = requests.get(f"{self.base}/connectors/{name}/offsets", timeout=5)
-        except requests.RequestException:
-            return []
-        return response.json()["offsets"] if response.status_code == 200 else []
-
-    def wait(self, cond: Any, what: str, timeout: float = DEADLINE_S) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.proc is not None
-            if self.proc.poll() is not None:
-                pytest.fail(f"worker exited ({self.proc.returncode}) waiting for {what}:\n"
-                            f"{self.output()}")
-            result = cond()
-            if result:
-                return result
-            time.sleep(0.05)
-        pytest.fail(f"timed out waiting for {what}:\n{self.output()}")
-
-    def output(self) -> str:
-        return (self.tmp / "worker.log").read_text(errors="replace")[-5000:]
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(DEADLINE_S)
-
-    def stop(self) -> int:
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                return self.proc.wait(DEADLINE_S)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(DEADLINE_S)
-        return self.proc.returncode
+        found = self.get(f"/connectors/{name}/offsets")
+        return found["offsets"] if found is not None else []
 
 
 def _committed_at_kill(data: Path, source_file: Path) -> tuple[int, int]:

@@ -7,97 +7,47 @@ replayed, because the offsets committed never passed a record that was not index
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-import requests
-from broker_process import BrokerProcess, free_port
+from broker_process import BrokerProcess
+from connect_process import ConnectProcess
 from es_support import Http
 
 from core.backends import ProducerRecord, TopicPartition, open_backend
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[3]
 TOPIC = "updates"
 KEYS = 150
 CHUNKS, CHUNK = 30, 200  # 6000 updates
 DEADLINE_S = 60.0
 
 
-class Worker:
+class Worker(ConnectProcess):
     def __init__(self, tmp: Path, bootstrap: str, es_url: str) -> None:
-        self.tmp = tmp
-        self.bootstrap = bootstrap
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-        (tmp / "worker.properties").write_text(
+        super().__init__(
+            tmp,
             "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
             "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
             "value.converter.schemas.enable=false\n"
-            "offset.flush.interval.ms=200\n")
-        (tmp / "es.json").write_text(json.dumps({"name": "es", "config": {
-            "connector.class": "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector",
-            "topics": TOPIC, "connection.url": es_url, "schema.ignore": "true",
-            "batch.size": "50", "max.in.flight.requests": "3", "linger.ms": "5",
-            # The killed worker's group member expires after this, not Kafka's 45 s.
-            "consumer.override.session.timeout.ms": "6000",
-            "consumer.override.heartbeat.interval.ms": "500"}}))
-
-    def start(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "FERRY_LOG"}
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-        log = open(self.tmp / "worker.log", "ab")  # noqa: SIM115 - owned by the process
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.cli", "connect", "standalone",
-             "--log", f"kafka://{self.bootstrap}", "--rest", f"127.0.0.1:{self.port}",
-             str(self.tmp / "worker.properties"), str(self.tmp / "es.json")],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp)
-        log.close()
+            "offset.flush.interval.ms=200\n",
+            {"es": {"name": "es", "config": {
+                "connector.class":
+                    "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector",
+                "topics": TOPIC, "connection.url": es_url, "schema.ignore": "true",
+                "batch.size": "50", "max.in.flight.requests": "3", "linger.ms": "5",
+                # The killed worker's group member expires after this, not Kafka's 45 s.
+                "consumer.override.session.timeout.ms": "6000",
+                "consumer.override.heartbeat.interval.ms": "500"}}},
+            log=f"kafka://{bootstrap}", timeout=DEADLINE_S, poll=0.1)
 
     def task_state(self) -> str | None:
-        try:
-            body = requests.get(f"http://127.0.0.1:{self.port}/connectors/es/status",
-                                timeout=5).json()
-        except (requests.RequestException, ValueError):
-            return None
+        body = self.get("/connectors/es/status") or {}
         tasks = body.get("tasks") or [{}]
         return tasks[0].get("state")
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(DEADLINE_S)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(DEADLINE_S)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(DEADLINE_S)
-
-    def output(self) -> str:
-        return (self.tmp / "worker.log").read_text(errors="replace")[-5000:]
-
-
-def _wait(cond, what: str, worker: Worker, timeout: float = DEADLINE_S):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if worker.proc is not None and worker.proc.poll() is not None:
-            pytest.fail(f"worker exited waiting for {what}:\n{worker.output()}")
-        result = cond()
-        if result:
-            return result
-        time.sleep(0.1)
-    pytest.fail(f"timed out waiting for {what}:\n{worker.output()}")
 
 
 def test_sigkill_mid_stream_then_restart_leaves_the_latest_value_per_key(
@@ -137,15 +87,15 @@ def test_sigkill_mid_stream_then_restart_leaves_the_latest_value_per_key(
         backend.create_topic(TOPIC, 2)
         producer = threading.Thread(target=produce, daemon=True)
         producer.start()
-        worker.start()
-        _wait(lambda: committed() >= 1500, "1500 committed before the kill", worker)
+        worker.start(wait=False)
+        worker.wait(lambda: committed() >= 1500, "1500 committed before the kill")
         worker.kill()
         at_kill = committed()
         assert at_kill < CHUNKS * CHUNK or not produced.is_set()
-        worker.start()
+        worker.start(wait=False)
         assert produced.wait(DEADLINE_S) and not errors, errors
         total = CHUNKS * CHUNK
-        _wait(lambda: committed() == total, f"all {total} committed", worker)
+        worker.wait(lambda: committed() == total, f"all {total} committed")
         assert worker.task_state() == "RUNNING"
         http = Http(es_url)
         docs = http.docs(TOPIC)

@@ -6,96 +6,48 @@ in offset order, under the keys the rotation rule gives."""
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-import requests
-from broker_process import free_port
-from conftest import wait_for
+from connect_process import ConnectProcess
 
 from core.backends import OffsetSpec, TopicPartition, open_backend
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[3]
 FLUSH = 50
 KILLS = 4
 SESSION_MS = 6000  # the broker's group.min.session.timeout.ms
 
 
-class Worker:
+class Worker(ConnectProcess):
     def __init__(self, tmp: Path, moto_url: str) -> None:
-        self.tmp, self.port = tmp, free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-        (tmp / "worker.properties").write_text(
+        super().__init__(
+            tmp,
             "key.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n"
             "value.converter=org.apache.kafka.connect.converters.ByteArrayConverter\n"
-            "offset.flush.interval.ms=100\noffset.storage.partitions=1\n")
-        (tmp / "source.json").write_text(json.dumps({"name": "source", "config": {
-            "connector.class": "FileStreamSource", "file": str(tmp / "in.txt"),
-            "topic": "lines", "batch.size": "200",
-            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-            "topic.creation.default.partitions": "1",
-            "topic.creation.default.replication.factor": "1"}}))
-        (tmp / "sink.json").write_text(json.dumps({"name": "s3", "config": {
-            "connector.class": "s3", "topics": "lines", "s3.bucket.name": "crash",
-            "store.url": moto_url, "aws.access.key.id": "test",
-            "aws.secret.access.key": "test", "s3.region": "us-east-1",
-            "format.class": "ByteArrayFormat", "flush.size": str(FLUSH),
-            # The killed worker's member leaves the group only when its session expires.
-            "consumer.override.session.timeout.ms": str(SESSION_MS),
-            "consumer.override.heartbeat.interval.ms": "1000"}}))
-
-    def start(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "FERRY_LOG"}
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-        with open(self.tmp / "worker.log", "ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "core.cli", "connect", "standalone",
-                 "--log", f"embedded:{self.tmp / 'data'}", "--rest", f"127.0.0.1:{self.port}",
-                 str(self.tmp / "worker.properties"), str(self.tmp / "source.json"),
-                 str(self.tmp / "sink.json")],
-                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp)
-        wait_for(self.healthy, "the worker's REST API")
-
-    def healthy(self) -> bool:
-        assert self.proc is not None
-        if self.proc.poll() is not None:
-            pytest.fail(f"worker exited: {(self.tmp / 'worker.log').read_text()[-3000:]}")
-        try:
-            return requests.get(f"http://127.0.0.1:{self.port}/health", timeout=5).ok
-        except requests.RequestException:
-            return False
+            "offset.flush.interval.ms=100\noffset.storage.partitions=1\n",
+            {"source": {"name": "source", "config": {
+                "connector.class": "FileStreamSource", "file": str(tmp / "in.txt"),
+                "topic": "lines", "batch.size": "200",
+                "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+                "topic.creation.default.partitions": "1",
+                "topic.creation.default.replication.factor": "1"}},
+             "sink": {"name": "s3", "config": {
+                "connector.class": "s3", "topics": "lines", "s3.bucket.name": "crash",
+                "store.url": moto_url, "aws.access.key.id": "test",
+                "aws.secret.access.key": "test", "s3.region": "us-east-1",
+                "format.class": "ByteArrayFormat", "flush.size": str(FLUSH),
+                # The killed worker's member leaves the group only when its session expires.
+                "consumer.override.session.timeout.ms": str(SESSION_MS),
+                "consumer.override.heartbeat.interval.ms": "1000"}}},
+            tail=3000)
 
     def offset(self, connector: str, field: str) -> int | None:
-        try:
-            answer = requests.get(f"http://127.0.0.1:{self.port}/connectors/{connector}"
-                                  "/offsets", timeout=5)
-        except requests.RequestException:
-            return None
-        offsets = answer.json().get("offsets", []) if answer.ok else []
+        offsets = (self.get(f"/connectors/{connector}/offsets") or {}).get("offsets", [])
         return offsets[0]["offset"][field] if offsets else None
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(30)
-
-    def stop(self) -> None:
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 def test_sigkill_repeatedly_leaves_every_record_in_exactly_one_object(moto, tmp_path) -> None:
@@ -123,8 +75,8 @@ def test_sigkill_repeatedly_leaves_every_record_in_exactly_one_object(moto, tmp_
         append(300)
         worker.start()
         size = source.stat().st_size
-        wait_for(lambda: worker.offset("source", "position") == size,
-                 "the source to read the whole file", timeout=90)
+        worker.wait(lambda: worker.offset("source", "position") == size,
+                    "the source to read the whole file", timeout=90)
         # The topic is complete: wait for the sink's offset to settle (longer than the
         # rejoin after the last kill can take).
         last, since = -1, time.monotonic()

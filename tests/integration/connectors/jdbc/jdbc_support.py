@@ -10,8 +10,7 @@ to control exactly when it polls and restarts; the end-to-end tests
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -27,8 +26,6 @@ from connect.api import (
     SourceTaskContext,
     TopicPartition,
 )
-
-WAIT_S = 30.0
 
 
 class OffsetStore(OffsetStorageReader):
@@ -112,17 +109,6 @@ class ConnectorCtx(ConnectorContext):
 
     def raise_error(self, error: BaseException) -> None:
         raise AssertionError(f"connector raised {error!r}")
-
-
-def wait_for(cond: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = cond()
-        if result:
-            return result
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def rows(engine: sa.Engine, sql: str) -> list[tuple[Any, ...]]:

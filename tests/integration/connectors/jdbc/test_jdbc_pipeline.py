@@ -9,10 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,14 +17,13 @@ from typing import Any
 import pytest
 import requests
 import sqlalchemy as sa
-from broker_process import free_port
+from connect_process import ConnectProcess
 from jdbc_support import execute, rows
 
 from core.backends import OffsetSpec, TopicPartition, open_backend
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[4]
 DEADLINE_S = 90.0
 
 
@@ -54,78 +49,21 @@ def new_database(pg) -> str:
     return name
 
 
-class Worker:
+class Worker(ConnectProcess):
     """``ferry connect standalone`` with connector configs given as files (so a restart
     after SIGKILL runs the same connectors, resuming from the stored offsets)."""
 
     def __init__(self, tmp: Path, connectors: dict[str, dict[str, str]]) -> None:
-        self.tmp, self.port = tmp, free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen[bytes] | None = None
-        (tmp / "worker.properties").write_text(
+        super().__init__(
+            tmp,
             "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
             "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
-            "offset.flush.interval.ms=200\noffset.storage.partitions=1\n")
-        self.files = []
-        for name, config in connectors.items():
-            path = tmp / f"{name}.json"
-            path.write_text(json.dumps({"name": name, "config": config}))
-            self.files.append(str(path))
-
-    def start(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "FERRY_LOG"}
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-        log = open(self.tmp / "worker.log", "ab")  # noqa: SIM115 - owned by the process
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "core.cli", "connect", "standalone",
-             "--log", f"embedded:{self.tmp / 'data'}", "--rest", f"127.0.0.1:{self.port}",
-             str(self.tmp / "worker.properties"), *self.files],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.tmp)
-        log.close()
-        self.wait(self.healthy, "GET /health")
-
-    def healthy(self) -> bool:
-        try:
-            return requests.get(self.base + "/health", timeout=5).status_code == 200
-        except requests.RequestException:
-            return False
+            "offset.flush.interval.ms=200\noffset.storage.partitions=1\n",
+            {name: {"name": name, "config": config} for name, config in connectors.items()},
+            timeout=DEADLINE_S, poll=0.1, tail=6000)
 
     def status(self, name: str) -> dict[str, Any]:
-        try:
-            response = requests.get(f"{self.base}/connectors/{name}/status", timeout=5)
-        except requests.RequestException:
-            return {}
-        return response.json() if response.status_code == 200 else {}
-
-    def wait(self, cond: Any, what: str, timeout: float = DEADLINE_S) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.proc is not None
-            if self.proc.poll() is not None:
-                pytest.fail(f"worker exited ({self.proc.returncode}) waiting for {what}:\n"
-                            f"{self.output()}")
-            result = cond()
-            if result:
-                return result
-            time.sleep(0.1)
-        pytest.fail(f"timed out waiting for {what}:\n{self.output()}")
-
-    def output(self) -> str:
-        return (self.tmp / "worker.log").read_text(errors="replace")[-6000:]
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(30)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(30)
+        return self.get(f"/connectors/{name}/status") or {}
 
 
 def _count(engine: sa.Engine, table: str) -> int:

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from jdbc_support import ConnectorCtx, OffsetStore, SourceContext, execute, wait_for
+from jdbc_support import ConnectorCtx, OffsetStore, SourceContext, execute
+from polling import wait_for
 
 from connect.api import ConfigError, Date, Decimal, Schema, Time, Timestamp, Type
 from connectors.jdbc import JdbcSourceConnector, JdbcSourceTask

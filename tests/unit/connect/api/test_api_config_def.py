@@ -160,6 +160,21 @@ def test_validate_reports_every_bad_key():
     assert Config(values).error_count == 3
 
 
+def test_config_add_error_lands_on_the_named_key_else_the_fallback_else_the_first():
+    config = Config(_connector_def().validate({"hosts": "h"}))
+    config.add_error("mode", "a cross-key rule")
+    config.add_error(None, "no key named", "hosts")
+    config.add_error("no.such.key", "an undeclared key", "hosts")
+    config.add_error("no.such.key", "nothing else to go on")
+    by_name = {v.name: v.errors for v in config.config_values}
+    assert by_name["mode"] == ["a cross-key rule"]
+    assert by_name["hosts"] == ["no key named", "an undeclared key"]
+    assert by_name["tasks.max"] == ["nothing else to go on"]
+    assert config.error_count == 4
+    with pytest.raises(KeyError):
+        Config([]).add_error("hosts", "nowhere to go")
+
+
 def test_validate_of_a_good_config_has_no_errors():
     values = _connector_def().validate({"hosts": "h", "tasks.max": "3"})
     assert all(v.errors == [] for v in values)
