@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,32 +34,6 @@ VALUE = (SchemaBuilder.struct().name("order")
          .field("qty", Schema.INT32_SCHEMA)
          .build())
 KEY = SchemaBuilder.struct().name("key").field("id", Schema.INT64_SCHEMA).build()
-
-
-@pytest.fixture(scope="module")
-def pg():
-    from postgres_process import PostgresProcess
-
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
-
-
-_counter = iter(range(10_000))
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'sink.db'}"
-    pg = request.getfixturevalue("pg")
-    name = f"sink{next(_counter)}"
-    admin = sa.create_engine(pg.url(), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f"CREATE DATABASE {name}")
-    admin.dispose()
-    return pg.url(name)
 
 
 def order(offset: int, oid: int, item: str | None, qty: int, *, topic: str = "orders",

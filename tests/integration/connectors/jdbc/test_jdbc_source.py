@@ -8,7 +8,6 @@ import datetime as dt
 import decimal
 import json
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,33 +22,6 @@ pytestmark = pytest.mark.integration
 
 UTC = dt.UTC
 T0 = dt.datetime(2024, 5, 1, 12, 0, 0)
-
-
-@pytest.fixture(scope="module")
-def pg():
-    from postgres_process import PostgresProcess
-
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
-
-
-_counter = iter(range(10_000))
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request, tmp_path: Path) -> str:
-    """A fresh database URL: a SQLite file, or a new database on the shared server."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'src.db'}"
-    pg = request.getfixturevalue("pg")
-    name = f"src{next(_counter)}"
-    admin = sa.create_engine(pg.url(), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f"CREATE DATABASE {name}")
-    admin.dispose()
-    return pg.url(name)
 
 
 def make_table(url: str, count: int, ts_of=lambda i: T0 + dt.timedelta(seconds=i)) -> sa.Engine:
