@@ -10,12 +10,12 @@ operations), no shrinking deadline, and the whole run is capped by hypothesis's 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, settings
+from log_levels import restored_log_levels
 from rt_test_connectors import Harness
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -33,22 +33,16 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 @pytest.fixture(scope="module")
 def connect_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[schemathesis.BaseSchema]:
-    levels = {name: logger.level for name, logger in logging.Logger.manager.loggerDict.items()
-              if isinstance(logger, logging.Logger)}
-    root_level = logging.getLogger().level
-    harness = Harness(tmp_path_factory.mktemp("fuzz") / "log")
-    base = harness.rest()
-    try:
-        schema = schemathesis.openapi.from_url(base + "/openapi.json")
-        schema.config.base_url = base
-        yield schema
-    finally:
-        harness.close()
-        # PUT /admin/loggers/... may have changed levels of this process: put them back.
-        logging.getLogger().setLevel(root_level)
-        for name, logger in list(logging.Logger.manager.loggerDict.items()):
-            if isinstance(logger, logging.Logger):
-                logger.setLevel(levels.get(name, logging.NOTSET))
+    # PUT /admin/loggers/... may change levels of this process: put them back.
+    with restored_log_levels():
+        harness = Harness(tmp_path_factory.mktemp("fuzz") / "log")
+        base = harness.rest()
+        try:
+            schema = schemathesis.openapi.from_url(base + "/openapi.json")
+            schema.config.base_url = base
+            yield schema
+        finally:
+            harness.close()
 
 
 schema = schemathesis.pytest.from_fixture("connect_api")

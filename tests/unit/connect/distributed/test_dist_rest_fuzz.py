@@ -6,13 +6,13 @@ cluster) must also be the ones ``/openapi.json`` declares, never a 500. Bounded 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 
 import pytest
 import schemathesis
 from dist_herder_harness import LocalCluster
 from hypothesis import HealthCheck, Phase, settings
+from log_levels import restored_log_levels
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -28,21 +28,15 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 @pytest.fixture(scope="module")
 def distributed_api(tmp_path_factory: pytest.TempPathFactory
                     ) -> Iterator[schemathesis.BaseSchema]:
-    levels = {name: logger.level for name, logger in logging.Logger.manager.loggerDict.items()
-              if isinstance(logger, logging.Logger)}
-    root_level = logging.getLogger().level
-    cluster = LocalCluster(tmp_path_factory.mktemp("dist-fuzz"), group="dist-fuzz")
-    try:
-        worker = cluster.add()
-        schema = schemathesis.openapi.from_url(worker.url + "/openapi.json")
-        schema.config.base_url = worker.url
-        yield schema
-    finally:
-        cluster.close()
-        logging.getLogger().setLevel(root_level)
-        for name, logger in list(logging.Logger.manager.loggerDict.items()):
-            if isinstance(logger, logging.Logger):
-                logger.setLevel(levels.get(name, logging.NOTSET))
+    with restored_log_levels():
+        cluster = LocalCluster(tmp_path_factory.mktemp("dist-fuzz"), group="dist-fuzz")
+        try:
+            worker = cluster.add()
+            schema = schemathesis.openapi.from_url(worker.url + "/openapi.json")
+            schema.config.base_url = worker.url
+            yield schema
+        finally:
+            cluster.close()
 
 
 schema = schemathesis.pytest.from_fixture("distributed_api")
