@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.broker.append_waiters import AppendWaiters
 from core.broker.appender import Appender
+from core.broker.security.principal import ANONYMOUS, KafkaPrincipal
 
 if TYPE_CHECKING:
     from core.broker.config import BrokerConfig
@@ -75,3 +76,6 @@ class RequestContext:
     client_host: str
     connection_id: str
     request: Any
+    # Set by authentication on the connection (issue 17); anonymous until then.
+    principal: KafkaPrincipal = ANONYMOUS
+    listener: str = "PLAINTEXT"
