@@ -162,7 +162,7 @@ class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
             for p in range(meta.partitions):
                 plog = self._manager.log(name, p)
                 parts.append(PartitionInfo(p, 0, (0,), (0,), plog.log_start_offset,
-                                           plog.log_end_offset))
+                                           plog.log_end_offset, plog.size_bytes))
             return TopicDescription(
                 name=name,
                 partitions=tuple(parts),

@@ -121,6 +121,9 @@ class PartitionInfo:
     isr: tuple[int, ...]
     log_start_offset: int
     high_watermark: int
+    #: Bytes of the leader's log on disk (every segment), None where the cluster does not
+    #: say (DescribeLogDirs unsupported or not authorized).
+    size_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

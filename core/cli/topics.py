@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from contextlib import closing
+from dataclasses import dataclass
 
 from core.backends import TopicDescription
 from core.backends.errors import TopicExistsError
 from core.cli.errors import CliError
 from core.cli.options import add_command, open_log, parse_key_values
 
-__all__ = ["format_description", "register"]
+__all__ = ["Rate", "format_description", "measure_rates", "register"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     describe = add_command(commands, "describe", "show partitions, offsets and configs")
     describe.add_argument("names", nargs="*", metavar="NAME",
                           help="topics to describe (default: every non-internal topic)")
+    describe.add_argument("--interval", default="1", metavar="SECONDS",
+                          help="measure message and byte rates over this many seconds "
+                               "(default 1; 0 shows sizes and offsets only)")
     describe.set_defaults(func=_describe)
 
     alter = add_command(commands, "alter", "set or remove per-topic config overrides")
@@ -80,11 +85,30 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 3600:
+        raise CliError(f"--interval {text!r} is not a number of seconds from 0 to 3600")
+    return value
+
+
 def _describe(args: argparse.Namespace) -> int:
+    interval = _seconds(args.interval)
     with closing(open_log(args)) as backend:
         names = args.names or backend.list_topics()
         descriptions = [backend.describe_topic(name) for name in names]
-    sys.stdout.write("".join(format_description(d) for d in descriptions))
+        rates: dict[str, list[Rate]] = {}
+        if interval > 0 and descriptions:
+            started = time.monotonic()
+            time.sleep(interval)
+            later = [backend.describe_topic(d.name) for d in descriptions]
+            elapsed = time.monotonic() - started
+            rates = {d.name: measure_rates(d, after, elapsed)
+                     for d, after in zip(descriptions, later, strict=True)}
+    sys.stdout.write("".join(format_description(d, rates.get(d.name)) for d in descriptions))
     return 0
 
 
@@ -109,23 +133,65 @@ def _delete(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_description(topic: TopicDescription) -> str:
+@dataclass(frozen=True)
+class Rate:
+    """One partition's appends per second over a sampling interval."""
+
+    messages_per_sec: float
+    bytes_per_sec: float | None
+
+
+def measure_rates(before: TopicDescription, after: TopicDescription,
+                  elapsed_s: float) -> list[Rate]:
+    """Per-partition rates from two descriptions ``elapsed_s`` apart. Messages come from
+    the high watermark's advance; bytes from the size's, where both samples have one (a
+    shrinking size, after retention or compaction, counts as no bytes in)."""
+    earlier = {p.partition: p for p in before.partitions}
+    out = []
+    for p in after.partitions:
+        old = earlier.get(p.partition)
+        if old is None or elapsed_s <= 0:
+            out.append(Rate(0.0, None))
+            continue
+        messages = max(0, p.high_watermark - old.high_watermark) / elapsed_s
+        grown = (None if p.size_bytes is None or old.size_bytes is None
+                 else max(0, p.size_bytes - old.size_bytes) / elapsed_s)
+        out.append(Rate(messages, grown))
+    return out
+
+
+def format_description(topic: TopicDescription, rates: list[Rate] | None = None) -> str:
     """kafka-topics --describe's layout: a topic line, then one indented line per partition,
-    with the log start offset and high watermark added."""
+    with the log start offset, high watermark and size on disk added, and the rates when
+    they were measured."""
     replication = len(topic.partitions[0].replicas) if topic.partitions else 0
     configs = ",".join(f"{key}={value}" for key, value in sorted(topic.overrides.items()))
-    lines = [
-        f"Topic: {topic.name}\tTopicId: {topic.topic_id or '-'}\t"
-        f"PartitionCount: {len(topic.partitions)}\tReplicationFactor: {replication}\t"
-        f"Configs: {configs}\n"
-    ]
-    for info in topic.partitions:
-        lines.append(
-            f"\tTopic: {topic.name}\tPartition: {info.partition}\tLeader: {info.leader}\t"
-            f"Replicas: {_ids(info.replicas)}\tIsr: {_ids(info.isr)}\t"
-            f"LogStartOffset: {info.log_start_offset}\tHighWatermark: {info.high_watermark}\n"
-        )
+    sizes = [p.size_bytes for p in topic.partitions]
+    total = "-" if None in sizes else str(sum(s or 0 for s in sizes))
+    header = (f"Topic: {topic.name}\tTopicId: {topic.topic_id or '-'}\t"
+              f"PartitionCount: {len(topic.partitions)}\tReplicationFactor: {replication}\t"
+              f"Size: {total}")
+    if rates is not None:
+        header += f"\tMessagesPerSec: {_rate(sum(r.messages_per_sec for r in rates))}"
+        byte_rates = [r.bytes_per_sec for r in rates]
+        header += ("\tBytesPerSec: -" if None in byte_rates
+                   else f"\tBytesPerSec: {_rate(sum(b or 0.0 for b in byte_rates))}")
+    lines = [f"{header}\tConfigs: {configs}\n"]
+    for index, info in enumerate(topic.partitions):
+        line = (f"\tTopic: {topic.name}\tPartition: {info.partition}\tLeader: {info.leader}\t"
+                f"Replicas: {_ids(info.replicas)}\tIsr: {_ids(info.isr)}\t"
+                f"LogStartOffset: {info.log_start_offset}\tHighWatermark: {info.high_watermark}"
+                f"\tSize: {'-' if info.size_bytes is None else info.size_bytes}")
+        if rates is not None and index < len(rates):
+            rate = rates[index]
+            line += (f"\tMessagesPerSec: {_rate(rate.messages_per_sec)}\tBytesPerSec: "
+                     f"{'-' if rate.bytes_per_sec is None else _rate(rate.bytes_per_sec)}")
+        lines.append(line + "\n")
     return "".join(lines)
+
+
+def _rate(value: float) -> str:
+    return f"{value:.1f}"
 
 
 def _ids(broker_ids: tuple[int, ...]) -> str:

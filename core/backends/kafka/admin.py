@@ -12,6 +12,7 @@ from kafka.protocol.admin import (
     CreateTopicsRequest,
     DeleteTopicsRequest,
     DescribeConfigsRequest,
+    DescribeLogDirsRequest,
     IncrementalAlterConfigsRequest,
 )
 
@@ -173,13 +174,47 @@ class TopicAdmin:
         starts = self._offsets.list_offsets(tps, OffsetSpec.EARLIEST, deadline)
         ends = self._offsets.list_offsets(tps, OffsetSpec.LATEST, deadline)
         configs, overrides = self._describe_configs(name, deadline)
+        sizes = self._leader_sizes(name, {p.partition: p.leader for p in meta.partitions},
+                                   deadline)
         return TopicDescription(
             name=name,
             partitions=tuple(PartitionInfo(p.partition, p.leader, p.replicas, p.isr,
-                                           starts[tp], ends[tp])
+                                           starts[tp], ends[tp], sizes.get(p.partition))
                              for p, tp in zip(meta.partitions, tps, strict=True)),
             configs=configs, overrides=overrides, internal=meta.internal,
             topic_id=meta.topic_id)
+
+    def _leader_sizes(self, name: str, leaders: Mapping[int, int],
+                      deadline: Deadline) -> dict[int, int]:
+        """Each partition's size on its leader, by DescribeLogDirs to each leader. Sizes
+        are informational: a broker that cannot answer (too old, not authorized, down)
+        leaves its partitions without one rather than failing the description."""
+        by_leader: dict[int, list[int]] = {}
+        for partition, leader in leaders.items():
+            if leader >= 0:
+                by_leader.setdefault(leader, []).append(partition)
+        sizes: dict[int, int] = {}
+        for leader, partitions in by_leader.items():
+            topic = DescribeLogDirsRequest.DescribableLogDirTopic(
+                topic=name, partitions=sorted(partitions))
+            try:
+                response = self._client.send_to_node(
+                    leader, DescribeLogDirsRequest,
+                    lambda v, topic=topic: DescribeLogDirsRequest(topics=[topic]),
+                    versions=(1, 4), deadline=deadline)
+            except (be.BackendError, RetryableProblem, UnsupportedVersionError) as exc:
+                log.debug("no partition sizes from broker %d for %s: %s", leader, name, exc)
+                continue
+            for result in response.results:
+                if result.error_code:
+                    continue
+                for topic_result in result.topics:
+                    if topic_result.name != name:
+                        continue
+                    for p in topic_result.partitions:
+                        if p.partition_index in partitions and not p.is_future_key:
+                            sizes[p.partition_index] = p.partition_size
+        return sizes
 
     def _describe_configs(self, name: str,
                           deadline: Deadline) -> tuple[dict[str, str], dict[str, str]]:

@@ -20,20 +20,20 @@ def test_topic_lifecycle(ferry: Ferry) -> None:
 
     assert ferry.ok("topics", "list", "--exclude-internal").split() == [b"orders", b"payments"]
 
-    lines = ferry.ok("topics", "describe", "orders").decode().splitlines()
+    lines = ferry.ok("topics", "describe", "orders", "--interval", "0").decode().splitlines()
     assert lines[0].startswith("Topic: orders\tTopicId: ")
-    assert "PartitionCount: 3\tReplicationFactor: 1\t" in lines[0]
+    assert "PartitionCount: 3\tReplicationFactor: 1\tSize: 0\t" in lines[0]
     assert lines[0].endswith("Configs: cleanup.policy=delete,retention.ms=86400000")
     assert len(lines) == 4
     for partition, line in enumerate(lines[1:]):
         assert line == (f"\tTopic: orders\tPartition: {partition}\tLeader: {_leader(line)}\t"
                         f"Replicas: {_leader(line)}\tIsr: {_leader(line)}\t"
-                        "LogStartOffset: 0\tHighWatermark: 0")
+                        "LogStartOffset: 0\tHighWatermark: 0\tSize: 0")
 
     out = ferry.ok("topics", "alter", "orders", "--config", "retention.bytes=1048576",
                    "--delete-config", "retention.ms")
     assert out == b"Updated configs of topic orders.\n"
-    header = ferry.ok("topics", "describe", "orders").decode().splitlines()[0]
+    header = ferry.ok("topics", "describe", "orders", "--interval", "0").decode().splitlines()[0]
     assert header.endswith("Configs: cleanup.policy=delete,retention.bytes=1048576")
 
     # Without a name, describe shows every topic.
@@ -57,6 +57,7 @@ TOPIC_ERRORS: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("topics", "create", "t2", "--partitions", "0"), ()),
     (("topics", "create", "bad/name"), ("bad/name",)),
     (("topics", "describe", "missing"), ("missing",)),
+    (("topics", "describe", "orders", "--interval", "soon"), ("--interval", "soon")),
     (("topics", "delete", "missing"), ("missing",)),
     (("topics", "alter", "missing", "--config", "retention.ms=1"), ("missing",)),
     (("topics", "alter", "orders", "--config", "segment.bytes=-5"), ("segment.bytes",)),
