@@ -105,6 +105,15 @@ _d(CONFIG_DEF, "snapshot.isolation.mode", ConfigType.STRING, "serializable",
    "exported snapshot.", CaseInsensitiveValidString.in_(*ISOLATION_MODES))
 _d(CONFIG_DEF, "snapshot.fetch.size", ConfigType.INT, 10240,
    "Rows fetched at a time from the server-side cursor of the snapshot.", Range.at_least(1))
+_d(CONFIG_DEF, "signal.data.collection", ConfigType.STRING, None,
+   "The signal table '<schema>.<table>' (columns id, type, data) whose inserts, read "
+   "from the WAL, trigger incremental snapshots (execute-snapshot, stop-snapshot) and "
+   "carry their watermarks; the connector's user must be able to INSERT into it.")
+_d(CONFIG_DEF, "signal.enabled.channels", ConfigType.LIST, "source",
+   "Signal channels; only 'source' (the signal table) is supported.",
+   ValidList.in_("source"))
+_d(CONFIG_DEF, "incremental.snapshot.chunk.size", ConfigType.INT, 1024,
+   "Rows read per chunk (window) of an incremental snapshot.", Range.at_least(1))
 _d(CONFIG_DEF, "heartbeat.interval.ms", ConfigType.INT, 0,
    "Emit a heartbeat record this often (0 = never), so the slot advances on an idle "
    "or filtered database.", Range.at_least(0))
@@ -221,6 +230,8 @@ class PostgresConfig:
     slot_max_retries: int
     slot_retry_delay_ms: int
     retry_timeout_ms: int  # errors.retry.timeout; -1 = retry forever
+    signal_table: TableId | None = None
+    incremental_chunk_size: int = 1024
 
     @staticmethod
     def parse(props: Mapping[str, str]) -> PostgresConfig:
@@ -292,6 +303,8 @@ class PostgresConfig:
             slot_max_retries=c.get_int("slot.max.retries"),  # type: ignore[arg-type]
             slot_retry_delay_ms=int(c.get("slot.retry.delay.ms")),
             retry_timeout_ms=retry_ms,
+            signal_table=_signal_table(s("signal.data.collection")),
+            incremental_chunk_size=c.get_int("incremental.snapshot.chunk.size"),  # type: ignore[arg-type]
         )
 
     def conninfo(self, *, replication: bool = False) -> str:
@@ -329,6 +342,17 @@ class PostgresConfig:
             if pattern.fullmatch(name):
                 return columns
         return None
+
+
+def _signal_table(text: str | None) -> TableId | None:
+    if not text or not text.strip():
+        return None
+    schema, dot, table = text.strip().partition(".")
+    if not dot or not schema or not table or "." in table:
+        raise ConfigError("signal.data.collection",
+                          f"{text!r} is not '<schema>.<table>' (e.g. public.debezium_signal)",
+                          value=text)
+    return TableId(schema.strip('"'), table.strip('"'))
 
 
 def _checked_patterns(name: str, values: list[str] | None) -> tuple[re.Pattern[str], ...]:

@@ -10,13 +10,14 @@ skipping what a previous run emitted already.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from connect.api import Headers, Schema, SchemaBuilder, SourceRecord, Struct
 from connectors.postgres import pgoutput as pg
 from connectors.postgres.config import PostgresConfig, TableId
 from connectors.postgres.events import EventFactory, SourceInfo, TableSchema
+from connectors.postgres.incremental import IncrementalSnapshot
 from connectors.postgres.position import Position
 
 __all__ = ["ChangeStream"]
@@ -46,8 +47,11 @@ class ChangeStream:
 
     def __init__(self, config: PostgresConfig, factory: EventFactory,
                  load_schema: SchemaLoader, position: Position | None,
-                 start_lsn: int = 0) -> None:
+                 start_lsn: int = 0, incremental: IncrementalSnapshot | None = None,
+                 captured: Sequence[TableId] = ()) -> None:
         self.config = config
+        self.incremental = incremental  # with signal.data.collection
+        self.captured = list(captured)
         self.factory = factory
         self.load_schema = load_schema
         self.position = position or Position(None, None, None, 0)
@@ -78,6 +82,14 @@ class ChangeStream:
         if isinstance(msg, (pg.Insert, pg.Update, pg.Delete, pg.Truncate)):
             return self._on_change(data_start, msg)
         return []  # Type, Origin and non-transactional messages carry no row change
+
+    def offset(self, position: Position | None = None) -> dict[str, Any]:
+        """The source offset of ``position`` (default: the last record's), with the
+        incremental snapshot's progress while one runs."""
+        out = (position or self.position).to_offset()
+        if self.incremental is not None and self.incremental.running:
+            out.update(self.incremental.offset_fields())
+        return out
 
     def idle_position(self, wal_end: int) -> Position | None:
         """The position a heartbeat may store while no transaction is open: every commit
@@ -124,7 +136,7 @@ class ChangeStream:
             for name, n in self._tx_counts.items()]
         value = Struct.from_values(TX_VALUE_SCHEMA, [
             status, tx_id, count, collections, begin.commit_ts_us // 1000], validate=False)
-        offset = self.position.to_offset()
+        offset = self.offset()
         return SourceRecord(topic=self.config.transaction_topic, key_schema=TX_KEY_SCHEMA,
                             key=key, value_schema=TX_VALUE_SCHEMA, value=value,
                             source_partition=self.factory.partition, source_offset=offset)
@@ -142,7 +154,7 @@ class ChangeStream:
             return []
         self.position = Position(self._last_commit, begin.xid, lsn, self._at_lsn,
                                  begin.commit_ts_us)
-        offset = self.position.to_offset()
+        offset = self.offset()
         info = SourceInfo(begin.commit_ts_us, "false", begin.xid, lsn, self._last_commit)
         if isinstance(msg, pg.Truncate):
             if "t" in self.config.skipped_operations:
@@ -155,12 +167,45 @@ class ChangeStream:
                                                      self._tx_block(ts, begin)))
             return out
         ts = self._tables.get(msg.relid)
+        incremental = self.incremental
+        if incremental is not None:
+            out = self._incremental(incremental, ts, msg, info)
+            if ts is None:
+                return out
+            return out + self._row_change(ts, msg, info, offset, begin)
         if ts is None:
             if msg.relid not in self._tables:
                 log.warning("change for relation %d without a Relation message; skipped",
                             msg.relid)
             return []
         return self._row_change(ts, msg, info, offset, begin)
+
+    def _incremental(self, incremental: IncrementalSnapshot, ts: TableSchema | None,
+                     msg: Any, info: SourceInfo) -> list[SourceRecord]:
+        """Signals (rows inserted into the signal table) and the window's de-duplication
+        of streamed changes."""
+        rel = self._relations.get(msg.relid)
+        if rel is None:
+            return []
+        table = TableId(rel.namespace, rel.name)
+        if incremental.is_signal_table(table):
+            if not isinstance(msg, pg.Insert):
+                return []
+            snap = SourceInfo(info.ts_us, "incremental", info.tx_id, info.lsn,
+                              info.last_commit_lsn)
+
+            def emit(schema: TableSchema, row: list[Any], fields: dict[str, Any]
+                     ) -> SourceRecord:
+                after, key = schema.row_and_key(row)
+                offset = self.position.to_offset()
+                offset.update(fields)
+                return self.factory.change(schema, "r", None, after, snap, offset, key=key)
+            return incremental.on_signal(msg.new, emit, self.captured)
+        if incremental.running:
+            names = [c.name for c in rel.columns]
+            new = getattr(msg, "new", None)
+            incremental.deduplicate(table, names, new, getattr(msg, "old", None))
+        return []
 
     def _tx_block(self, ts: TableSchema, begin: pg.Begin) -> Struct | None:
         if not self.config.provide_transaction_metadata:
