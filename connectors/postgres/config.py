@@ -92,7 +92,11 @@ for _name, _doc in (
         ("column.include.list", "Regular expressions (schema.table.column) of the "
                                 "columns to emit."),
         ("column.exclude.list", "Regular expressions (schema.table.column) of the "
-                                "columns not to emit.")):
+                                "columns not to emit."),
+        ("message.prefix.include.list", "Regular expressions of the logical decoding "
+                                        "message prefixes to emit (default: all)."),
+        ("message.prefix.exclude.list", "Regular expressions of the logical decoding "
+                                        "message prefixes not to emit.")):
     _d(CONFIG_DEF, _name, ConfigType.LIST, "", _doc)
 _d(CONFIG_DEF, "message.key.columns", ConfigType.STRING, None,
    "Key columns per table instead of the primary key: "
@@ -231,6 +235,8 @@ class PostgresConfig:
     slot_retry_delay_ms: int
     retry_timeout_ms: int  # errors.retry.timeout; -1 = retry forever
     signal_table: TableId | None = None
+    message_prefix_include: tuple[re.Pattern[str], ...] = ()
+    message_prefix_exclude: tuple[re.Pattern[str], ...] = ()
     incremental_chunk_size: int = 1024
 
     @staticmethod
@@ -249,8 +255,10 @@ class PostgresConfig:
                               f"than max.batch.size ({batch})", value=queue)
         lists = {name: _checked_patterns(name, c.get_list(name)) for name in (
             "schema.include.list", "schema.exclude.list", "table.include.list",
-            "table.exclude.list", "column.include.list", "column.exclude.list")}
+            "table.exclude.list", "column.include.list", "column.exclude.list",
+            "message.prefix.include.list", "message.prefix.exclude.list")}
         for a, b in (("schema.include.list", "schema.exclude.list"),
+                     ("message.prefix.include.list", "message.prefix.exclude.list"),
                      ("table.include.list", "table.exclude.list"),
                      ("column.include.list", "column.exclude.list")):
             if lists[a] and lists[b]:
@@ -304,6 +312,8 @@ class PostgresConfig:
             slot_retry_delay_ms=int(c.get("slot.retry.delay.ms")),
             retry_timeout_ms=retry_ms,
             signal_table=_signal_table(s("signal.data.collection")),
+            message_prefix_include=lists["message.prefix.include.list"],
+            message_prefix_exclude=lists["message.prefix.exclude.list"],
             incremental_chunk_size=c.get_int("incremental.snapshot.chunk.size"),  # type: ignore[arg-type]
         )
 
@@ -335,6 +345,11 @@ class PostgresConfig:
         if self.column_include and not _matches(self.column_include, name):
             return False
         return not _matches(self.column_exclude, name)
+
+    def captures_message(self, prefix: str) -> bool:
+        if self.message_prefix_include and not _matches(self.message_prefix_include, prefix):
+            return False
+        return not _matches(self.message_prefix_exclude, prefix)
 
     def key_columns_for(self, table: TableId) -> tuple[str, ...] | None:
         name = str(table)

@@ -9,6 +9,7 @@ with the source partition ``{"server": <topic.prefix>}`` and the given offset.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import decimal
 import logging
@@ -62,6 +63,37 @@ TRANSACTION_BLOCK_SCHEMA = (
     .field("total_order", Schema.INT64_SCHEMA)
     .field("data_collection_order", Schema.INT64_SCHEMA)
     .build())
+
+MESSAGE_KEY_SCHEMA = (
+    SchemaBuilder.struct().name("io.debezium.connector.postgresql.MessageKey").version(1)
+    .field("prefix", Schema.OPTIONAL_STRING_SCHEMA).build())
+
+#: ``message.content`` follows ``binary.handling.mode``, as Debezium's does.
+_CONTENT_SCHEMAS = {"bytes": Schema.OPTIONAL_BYTES_SCHEMA}
+_CONTENT_ENCODERS = {
+    "bytes": bytes,
+    "base64": lambda b: base64.b64encode(b).decode(),
+    "base64-url-safe": lambda b: base64.urlsafe_b64encode(b).decode(),
+    "hex": lambda b: b.hex(),
+}
+
+
+def message_value_schema(binary_mode: str) -> Schema:
+    """Debezium's ``io.debezium.connector.postgresql.MessageValue`` (op ``m``)."""
+    block = (SchemaBuilder.struct().name("io.debezium.connector.postgresql.Message")
+             .version(1).field("prefix", Schema.OPTIONAL_STRING_SCHEMA)
+             .field("content", _CONTENT_SCHEMAS.get(binary_mode,
+                                                    Schema.OPTIONAL_STRING_SCHEMA))
+             .build())
+    return (SchemaBuilder.struct().name("io.debezium.connector.postgresql.MessageValue")
+            .version(1)
+            .field("op", Schema.STRING_SCHEMA)
+            .field("ts_ms", Schema.OPTIONAL_INT64_SCHEMA)
+            .field("source", SOURCE_SCHEMA)
+            .field("transaction", TRANSACTION_BLOCK_SCHEMA)
+            .field("message", block)
+            .build())
+
 
 log = logging.getLogger(__name__)
 
@@ -210,6 +242,9 @@ def _fallback(schema: Schema) -> Any:
             Type.ARRAY: []}.get(t)
 
 
+_NO_TABLE = TableId("", "")  # messages belong to no table: Debezium's source has ""
+
+
 class EventFactory:
     """Builds the records of one connector: data change events, tombstones, truncate
     events and heartbeats."""
@@ -224,6 +259,9 @@ class EventFactory:
         self.heartbeat_value_schema = (
             SchemaBuilder.struct().name("io.debezium.connector.common.Heartbeat").version(1)
             .field("ts_ms", Schema.INT64_SCHEMA).build())
+        self.message_topic = f"{config.topic_prefix}.message"
+        self.message_value_schema = message_value_schema(config.binary_handling_mode)
+        self._encode_content = _CONTENT_ENCODERS[config.binary_handling_mode]
 
     def source(self, table: TableId, info: SourceInfo) -> Struct:
         sequence = None
@@ -256,6 +294,22 @@ class EventFactory:
             topic=ts.topic, key_schema=ts.key_schema, key=key,
             value_schema=ts.envelope_schema, value=value, headers=headers or Headers(),
             source_partition=self.partition, source_offset=offset)
+
+    def message(self, prefix: str, content: bytes, info: SourceInfo,
+                offset: Mapping[str, Any], transaction: Struct | None = None
+                ) -> SourceRecord:
+        """A logical decoding message (``pg_logical_emit_message``) as Debezium emits it
+        on ``<topic.prefix>.message``: op ``m``, keyed by its prefix."""
+        schema = self.message_value_schema
+        block = Struct.from_values(schema.field("message").schema, [  # type: ignore[union-attr]
+            prefix, self._encode_content(content)], validate=False)
+        value = Struct.from_values(schema, [
+            "m", time.time_ns() // 1_000_000, self.source(_NO_TABLE, info), transaction,
+            block], validate=False)
+        key = Struct.from_values(MESSAGE_KEY_SCHEMA, [prefix], validate=False)
+        return SourceRecord(topic=self.message_topic, key_schema=MESSAGE_KEY_SCHEMA, key=key,
+                            value_schema=schema, value=value,
+                            source_partition=self.partition, source_offset=offset)
 
     def tombstone(self, ts: TableSchema, key: Struct | None, offset: Mapping[str, Any]
                   ) -> SourceRecord:

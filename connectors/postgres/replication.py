@@ -77,9 +77,12 @@ class ReplicationConnection:
     def start(self, slot: str, publication: str, start_lsn: int) -> None:
         """Stream from ``start_lsn`` (the server starts at the slot's confirmed position
         when that is later)."""
+        # Logical decoding messages (pg_logical_emit_message) need PostgreSQL 14's
+        # 'messages' option, which Debezium sets too.
+        messages = ", messages 'true'" if self.conn.info.server_version >= 140000 else ""
         self.conn.execute(
             f"START_REPLICATION SLOT {check_slot_name(slot)} LOGICAL {format_lsn(start_lsn)} "
-            f"(proto_version '1', publication_names {_literal(publication)})")
+            f"(proto_version '1', publication_names {_literal(publication)}{messages})")
         self._streaming = True
 
     def read(self, max_messages: int, timeout_s: float) -> list[WalMessage | Keepalive]:

@@ -10,6 +10,7 @@ skipping what a previous run emitted already.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +24,9 @@ from connectors.postgres.position import Position
 __all__ = ["ChangeStream"]
 
 log = logging.getLogger(__name__)
+
+#: The data collection Debezium's transaction metadata counts messages under.
+MESSAGES_COLLECTION = "LOGICAL_DECODING_MESSAGE"
 
 TX_KEY_SCHEMA = (SchemaBuilder.struct().name("io.debezium.connector.common."
                                              "TransactionMetadataKey").version(1)
@@ -81,7 +85,9 @@ class ChangeStream:
             return []
         if isinstance(msg, (pg.Insert, pg.Update, pg.Delete, pg.Truncate)):
             return self._on_change(data_start, msg)
-        return []  # Type, Origin and non-transactional messages carry no row change
+        if isinstance(msg, pg.LogicalMessage):
+            return self._on_message(msg)
+        return []  # Type and Origin messages carry no event
 
     def offset(self, position: Position | None = None) -> dict[str, Any]:
         """The source offset of ``position`` (default: the last record's), with the
@@ -180,6 +186,43 @@ class ChangeStream:
             return []
         return self._row_change(ts, msg, info, offset, begin)
 
+    def _on_message(self, msg: pg.LogicalMessage) -> list[SourceRecord]:
+        """A logical decoding message: op ``m`` on ``<prefix>.message``. A transactional
+        one is an event of its transaction; a non-transactional one arrives on its own,
+        between transactions, and counts as committed at its LSN."""
+        begin = self._begin
+        included = self.config.captures_message(msg.prefix)
+        if msg.transactional and begin is not None:
+            if self._skip_tx:
+                return []
+            lsn = msg.lsn
+            if lsn == self._lsn:
+                self._at_lsn += 1
+            else:
+                self._lsn, self._at_lsn = lsn, 1
+            resume = self._resume
+            if resume is not None and resume.skips_event(begin.xid, lsn, self._at_lsn):
+                return []
+            self.position = Position(self._last_commit, begin.xid, lsn, self._at_lsn,
+                                     begin.commit_ts_us)
+            if not included:
+                return []
+            info = SourceInfo(begin.commit_ts_us, "false", begin.xid, lsn, self._last_commit)
+            return [self.factory.message(msg.prefix, msg.content, info, self.offset(),
+                                         self._tx_block(MESSAGES_COLLECTION, begin))]
+        resume = self._resume
+        if resume is not None and resume.skips_transaction(msg.lsn):
+            return []  # emitted before the restart
+        # Decoded when the WAL reaches it, so every transaction sent before it committed
+        # before it: its LSN is a commit position like any other.
+        self._last_commit = max(self._last_commit or 0, msg.lsn)
+        now_us = time.time_ns() // 1000
+        self.position = Position(self._last_commit, None, msg.lsn, 0, now_us)
+        if not included:
+            return []
+        info = SourceInfo(now_us, "false", None, msg.lsn, self._last_commit)
+        return [self.factory.message(msg.prefix, msg.content, info, self.offset())]
+
     def _incremental(self, incremental: IncrementalSnapshot, ts: TableSchema | None,
                      msg: Any, info: SourceInfo) -> list[SourceRecord]:
         """Signals (rows inserted into the signal table) and the window's de-duplication
@@ -207,10 +250,10 @@ class ChangeStream:
             incremental.deduplicate(table, names, new, getattr(msg, "old", None))
         return []
 
-    def _tx_block(self, ts: TableSchema, begin: pg.Begin) -> Struct | None:
+    def _tx_block(self, ts: TableSchema | str, begin: pg.Begin) -> Struct | None:
         if not self.config.provide_transaction_metadata:
             return None
-        name = str(ts.table)
+        name = ts if isinstance(ts, str) else str(ts.table)
         self._tx_total += 1
         self._tx_counts[name] = self._tx_counts.get(name, 0) + 1
         from connectors.postgres.events import TRANSACTION_BLOCK_SCHEMA
