@@ -133,6 +133,12 @@ _d(CONFIG_DEF, "decimal.handling.mode", ConfigType.STRING, "precise",
 _d(CONFIG_DEF, "time.precision.mode", ConfigType.STRING, "adaptive",
    "Temporal types as adaptive, adaptive_time_microseconds or connect logical types.",
    CaseInsensitiveValidString.in_("adaptive", "adaptive_time_microseconds", "connect"))
+_d(CONFIG_DEF, "interval.handling.mode", ConfigType.STRING, "numeric",
+   "interval as numeric (io.debezium.time.MicroDuration, microseconds, months as 365.25/12 "
+   "days) or string (io.debezium.time.Interval, ISO 8601 P..Y..M..DT..H..M..S).",
+   CaseInsensitiveValidString.in_("numeric", "string"))
+_d(CONFIG_DEF, "money.fraction.digits", ConfigType.INT, 2,
+   "Scale of the decimal a money column becomes.", Range.at_least(0))
 _d(CONFIG_DEF, "binary.handling.mode", ConfigType.STRING, "bytes",
    "bytea as bytes, base64, base64-url-safe or hex.",
    CaseInsensitiveValidString.in_("bytes", "base64", "base64-url-safe", "hex"))
@@ -235,6 +241,8 @@ class PostgresConfig:
     slot_retry_delay_ms: int
     retry_timeout_ms: int  # errors.retry.timeout; -1 = retry forever
     signal_table: TableId | None = None
+    interval_handling_mode: str = "numeric"
+    money_fraction_digits: int = 2
     message_prefix_include: tuple[re.Pattern[str], ...] = ()
     message_prefix_exclude: tuple[re.Pattern[str], ...] = ()
     incremental_chunk_size: int = 1024
@@ -312,6 +320,8 @@ class PostgresConfig:
             slot_retry_delay_ms=int(c.get("slot.retry.delay.ms")),
             retry_timeout_ms=retry_ms,
             signal_table=_signal_table(s("signal.data.collection")),
+            interval_handling_mode=s("interval.handling.mode").lower(),  # type: ignore[union-attr]
+            money_fraction_digits=c.get_int("money.fraction.digits"),  # type: ignore[arg-type]
             message_prefix_include=lists["message.prefix.include.list"],
             message_prefix_exclude=lists["message.prefix.exclude.list"],
             incremental_chunk_size=c.get_int("incremental.snapshot.chunk.size"),  # type: ignore[arg-type]

@@ -80,7 +80,9 @@ class PostgresSourceTask(SourceTask):
             decimal_mode=self.cfg.decimal_handling_mode, time_mode=self.cfg.time_precision_mode,
             binary_mode=self.cfg.binary_handling_mode,
             include_unknown=self.cfg.include_unknown_datatypes,
-            placeholder=self.cfg.unavailable_value_placeholder, types=self._types)
+            placeholder=self.cfg.unavailable_value_placeholder, types=self._types,
+            interval_mode=self.cfg.interval_handling_mode,
+            money_digits=self.cfg.money_fraction_digits)
 
     # -- poll ---------------------------------------------------------------------------
 

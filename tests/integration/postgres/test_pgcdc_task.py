@@ -450,8 +450,9 @@ def test_a_lost_slot_fails_with_an_explanation_or_is_recovered_by_when_needed(pg
 
 @pytest.mark.parametrize("include", ["false", "true"])
 def test_types_without_a_mapping(pg, db, include):
-    sql(pg, "CREATE TABLE unk (id int PRIMARY KEY, span interval)",
-        "INSERT INTO unk VALUES (1, '1 day')", dbname=db)
+    # box has no mapping in Debezium 3.2 either (only point among the geometric types)
+    sql(pg, "CREATE TABLE unk (id int PRIMARY KEY, span box)",
+        "INSERT INTO unk VALUES (1, '((0,0),(1,1))')", dbname=db)
     d = Driver(props(pg, db, **{"include.unknown.datatypes": include}))
     try:
         [record] = d.poll_until(1)
@@ -459,7 +460,7 @@ def test_types_without_a_mapping(pg, db, include):
         if include == "false":
             assert [f.name for f in after.schema.fields] == ["id"]
         else:
-            assert after.get("span") == b"P1D"  # its text form (IntervalStyle iso_8601)
+            assert after.get("span") == b"(1,1),(0,0)"  # its text form
     finally:
         d.stop()
 
