@@ -14,7 +14,7 @@ import datetime as dt
 import decimal
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,31 +176,33 @@ class TableSchema:
             .field("ts_ns", Schema.OPTIONAL_INT64_SCHEMA)
             .build())
         self.column_names = tuple(names)
+        self._row_values = _compile_row(self._emitted, self._unchanged)
+
+    def row_values(self, texts: Sequence[Any], old: Sequence[Any] | None = None
+                   ) -> list[Any]:
+        """The values of the value struct for a row of text values in source column
+        order. An unchanged TOASTed value comes from ``old`` (REPLICA IDENTITY FULL) when
+        it has it, else it is the ``unavailable.value.placeholder``; a None is NULL, or
+        for a NOT NULL column missing from a key-only before image Debezium's fallback
+        value for the type (0, "", false)."""
+        return self._row_values(texts, old)
 
     def row(self, texts: Sequence[Any], old: Sequence[Any] | None = None) -> Struct:
-        """The value struct of a row of text values in source column order. An
-        unchanged TOASTed value comes from ``old`` (REPLICA IDENTITY FULL) when it has
-        it, else it is the ``unavailable.value.placeholder``."""
-        toast = UNCHANGED_TOAST
-        # A None is NULL, or for a NOT NULL column missing from a key-only before image
-        # Debezium's fallback value for the type (0, "", false).
-        values = [fallback if (text := texts[pos]) is None
-                  else convert(text) if text is not toast
-                  else self._unchanged(ctype, old, pos)
-                  for pos, ctype, fallback, convert in self._emitted]
-        return Struct.from_values(self.value_schema, values, validate=False)
+        return Struct.from_values(self.value_schema, self._row_values(texts, old),
+                                  validate=False)
 
-    def row_and_key(self, texts: Sequence[Any]) -> tuple[Struct, Struct | None]:
-        """``row(texts)`` and its key, from one list of values."""
-        value = self.row(texts)
+    def row_and_key(self, texts: Sequence[Any], old: Sequence[Any] | None = None
+                    ) -> tuple[Struct, Struct | None]:
+        """``row(texts, old)`` and its key, from one list of values."""
+        values = self._row_values(texts, old)
+        value = Struct.from_values(self.value_schema, values, validate=False)
         if self.key_schema is None:
             return value, None
-        values = value.values()
         return value, Struct.from_values(
             self.key_schema, [values[i] for i in self._key_positions], validate=False)
 
-    @staticmethod
-    def _unchanged(ctype: ColumnType, old: Sequence[Any] | None, pos: int) -> Any:
+    def _unchanged(self, index: int, old: Sequence[Any] | None) -> Any:
+        pos, ctype = self._emitted[index][0], self._emitted[index][1]
         prior = None if old is None else old[pos]
         if prior is not None and prior is not UNCHANGED_TOAST:
             return ctype.convert(prior)
@@ -213,6 +215,26 @@ class TableSchema:
         return Struct.from_values(self.key_schema,
                                   [all_values[i] for i in self._key_positions],
                                   validate=False)
+
+
+def _compile_row(emitted: Sequence[tuple[int, ColumnType, Any, Any]],
+                 unchanged: Callable[[int, Sequence[Any] | None], Any]
+                 ) -> Callable[[Sequence[Any], Sequence[Any] | None], list[Any]]:
+    """One function per table turning a row's texts into its values, with each column's
+    position, converter and fallback bound in: the per-row cost is then one list display,
+    not a loop over column descriptors (the connector's hottest path). The generated
+    source holds only positions and generated names, never a column's name or type."""
+    env: dict[str, Any] = {"_toast": UNCHANGED_TOAST, "_unchanged": unchanged}
+    lines = ["def row(texts, old=None):"]
+    items = []
+    for i, (pos, _ctype, fallback, convert) in enumerate(emitted):
+        env[f"c{i}"], env[f"f{i}"] = convert, fallback
+        lines.append(f"    t{i} = texts[{pos}]")
+        items.append(f"f{i} if t{i} is None else c{i}(t{i}) if t{i} is not _toast "
+                     f"else _unchanged({i}, old)")
+    lines.append("    return [" + ", ".join(items) + "]")
+    exec("\n".join(lines), env)  # the source is built from positions only
+    return env["row"]  # type: ignore[no-any-return]
 
 
 def _fallback(schema: Schema) -> Any:
@@ -290,9 +312,14 @@ class EventFactory:
             now_ns // 1_000_000, now_ns // 1000, now_ns], validate=False)
         if key is None:
             key = ts.key(after if after is not None else before)
+        if headers is None:
+            return SourceRecord(
+                topic=ts.topic, key_schema=ts.key_schema, key=key,
+                value_schema=ts.envelope_schema, value=value,
+                source_partition=self.partition, source_offset=offset)
         return SourceRecord(
             topic=ts.topic, key_schema=ts.key_schema, key=key,
-            value_schema=ts.envelope_schema, value=value, headers=headers or Headers(),
+            value_schema=ts.envelope_schema, value=value, headers=headers,
             source_partition=self.partition, source_offset=offset)
 
     def message(self, prefix: str, content: bytes, info: SourceInfo,

@@ -31,14 +31,15 @@ _STATUS = struct.Struct(">cqqqqB")
 _SLOT_NAME = re.compile(r"[a-z0-9_]{1,63}")
 
 
-@dataclass(frozen=True, slots=True)
+# Plain (not frozen) slotted dataclasses: one is built per change.
+@dataclass(slots=True)
 class WalMessage:
     data_start: int  # LSN of the change (or of the transaction's record) it carries
     wal_end: int
     payload: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Keepalive:
     wal_end: int
     reply_requested: bool

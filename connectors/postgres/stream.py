@@ -25,6 +25,8 @@ __all__ = ["ChangeStream"]
 
 log = logging.getLogger(__name__)
 
+_ROW_CHANGES = frozenset({pg.Insert, pg.Update, pg.Delete})
+
 #: The data collection Debezium's transaction metadata counts messages under.
 MESSAGES_COLLECTION = "LOGICAL_DECODING_MESSAGE"
 
@@ -58,7 +60,8 @@ class ChangeStream:
         self.captured = list(captured)
         self.factory = factory
         self.load_schema = load_schema
-        self.position = position or Position(None, None, None, 0)
+        self._position: Position | None = position or Position(None, None, None, 0)
+        self._offset: dict[str, Any] | None = None  # of the last event, when built first
         self._resume = position
         self._tables: dict[int, TableSchema | None] = {}
         self._relations: dict[int, pg.Relation] = {}
@@ -75,6 +78,8 @@ class ChangeStream:
 
     def handle(self, data_start: int, payload: bytes) -> list[SourceRecord]:
         msg = pg.decode(payload)
+        if type(msg) in _ROW_CHANGES:  # the common case first
+            return self._on_change(data_start, msg)
         if isinstance(msg, pg.Begin):
             return self._on_begin(msg)
         if isinstance(msg, pg.Commit):
@@ -88,6 +93,18 @@ class ChangeStream:
         if isinstance(msg, pg.LogicalMessage):
             return self._on_message(msg)
         return []  # Type and Origin messages carry no event
+
+    @property
+    def position(self) -> Position:
+        """The position of the last record (or of the stream's start)."""
+        if self._position is None:
+            self._position = Position.from_offset(self._offset)
+            assert self._position is not None
+        return self._position
+
+    @position.setter
+    def position(self, value: Position) -> None:
+        self._position, self._offset = value, None
 
     def offset(self, position: Position | None = None) -> dict[str, Any]:
         """The source offset of ``position`` (default: the last record's), with the
@@ -158,9 +175,14 @@ class ChangeStream:
         resume = self._resume
         if resume is not None and resume.skips_event(begin.xid, lsn, self._at_lsn):
             return []
-        self.position = Position(self._last_commit, begin.xid, lsn, self._at_lsn,
-                                 begin.commit_ts_us)
-        offset = self.offset()
+        # The event's position, as an offset dict at once (a Position is built only when
+        # asked for): this runs once per change.
+        offset = {"lsn_commit": self._last_commit, "lsn_proc": lsn, "lsn": lsn,
+                  "txId": begin.xid, "ts_usec": begin.commit_ts_us,
+                  "lsn_events_processed": self._at_lsn}
+        self._position, self._offset = None, offset
+        if self.incremental is not None and self.incremental.running:
+            offset.update(self.incremental.offset_fields())
         info = SourceInfo(begin.commit_ts_us, "false", begin.xid, lsn, self._last_commit)
         if isinstance(msg, pg.Truncate):
             if "t" in self.config.skipped_operations:
@@ -274,8 +296,7 @@ class ChangeStream:
         if isinstance(msg, pg.Delete):
             if "d" in skipped:
                 return []
-            before = ts.row(msg.old)
-            key = ts.key(before)
+            before, key = ts.row_and_key(msg.old)
             out = [f.change(ts, "d", before, None, info, offset, self._tx_block(ts, begin),
                             key=key)]
             if self.config.tombstones_on_delete:
@@ -284,17 +305,19 @@ class ChangeStream:
         # Update: 'O' carries the whole old row (REPLICA IDENTITY FULL), 'K' the old
         # replica identity when it changed; without either the before image is unknown.
         old = msg.old if msg.old_kind == "O" else None
-        after = ts.row(msg.new, old)
-        before = None if msg.old is None else ts.row(msg.old)
-        if before is not None and ts.key_schema is not None:
-            old_key, new_key = ts.key(before), ts.key(after)
-            assert old_key is not None and new_key is not None
-            if old_key.values() != new_key.values():
+        after, new_key = ts.row_and_key(msg.new, old)
+        if msg.old is None:
+            before = None
+        else:
+            before, old_key = ts.row_and_key(msg.old)
+            if new_key is not None and old_key is not None and \
+                    old_key.values() != new_key.values():
                 return self._key_change(ts, before, after, old_key, new_key, info, offset,
                                         begin)
         if "u" in skipped:
             return []
-        return [f.change(ts, "u", before, after, info, offset, self._tx_block(ts, begin))]
+        return [f.change(ts, "u", before, after, info, offset, self._tx_block(ts, begin),
+                         key=new_key)]
 
     def _key_change(self, ts: TableSchema, before: Struct, after: Struct, old_key: Struct,
                     new_key: Struct, info: SourceInfo, offset: dict[str, Any],

@@ -70,10 +70,6 @@ class ColumnType:
     placeholder: Any
 
 
-def _i(text: str) -> int:
-    return int(text)
-
-
 def _bool(text: str) -> bool:
     return text[:1] == "t"  # 't' on the wire, 'true' in a default expression
 
@@ -230,11 +226,11 @@ class TypeMapper:
                  ) -> tuple[SchemaBuilder, Converter, Any] | None:
         ph = self.placeholder
         if oid in (INT2,):
-            return SchemaBuilder.int16(), _i, None
+            return SchemaBuilder.int16(), int, None
         if oid == INT4:
-            return SchemaBuilder.int32(), _i, None
+            return SchemaBuilder.int32(), int, None
         if oid in (INT8, OID):
-            return SchemaBuilder.int64(), _i, None
+            return SchemaBuilder.int64(), int, None
         if oid == FLOAT4:
             return SchemaBuilder.float32(), float, None
         if oid == FLOAT8:
