@@ -241,32 +241,54 @@ class IncrementalSnapshot:
         """Open a window, read the next chunk of the current table into the buffer
         (moving on past finished or unusable tables), close the window."""
         conn = self._connection()
+        retried: set[TableId] = set()
         while self.queue:
             current = self.queue[0]
             stale = self._schema is None or self._schema.table != current.table
             if stale and not self._prepare(conn, current):
                 self._next_table()
                 continue
-            if self.max_key is None:
-                self.max_key = self._max_key(conn, current)
+            try:
                 if self.max_key is None:
-                    log.info("incremental snapshot of %s: nothing to read", current.table)
+                    self.max_key = self._max_key(conn, current)
+                    if self.max_key is None:
+                        log.info("incremental snapshot of %s: nothing to read",
+                                 current.table)
+                        self._next_table()
+                        continue
+                self._chunk_id = str(uuid.uuid4())
+                self._window.clear()
+                self._window_open = False
+                self._insert_signal(conn, f"{self._chunk_id}-open", OPEN)
+                rows = self._chunk(conn, current)
+                if rows:
+                    for row in rows:
+                        self._window[tuple(row[i] for i in self._key_positions)] = row
+                    self._chunk_end = [rows[-1][i] for i in self._key_positions]
+                self._insert_signal(conn, f"{self._chunk_id}-close", CLOSE)
+            except psycopg.OperationalError:
+                raise  # the connection: the task reconnects and resumes from its offset
+            except psycopg.errors.InsufficientPrivilege as exc:
+                log.error("incremental snapshot stopped: %s (the connector's user needs "
+                          "SELECT on the tables and INSERT on %s)", exc, self.signal_table)
+                self._stop({}, ())
+                return
+            except psycopg.Error as exc:
+                # The table changed under us (a dropped column or table) or a filter in
+                # additional-conditions is not valid SQL: read its columns again once,
+                # then give the table up.
+                if current.table in retried:
+                    log.warning("incremental snapshot of %s skipped: %s", current.table,
+                                str(exc).strip())
                     self._next_table()
-                    continue
-            self._chunk_id = str(uuid.uuid4())
-            self._window.clear()
-            self._window_open = False
-            self._insert_signal(conn, f"{self._chunk_id}-open", OPEN)
-            rows = self._chunk(conn, current)
+                else:
+                    retried.add(current.table)
+                    self._schema = None
+                continue
             if not rows:
                 log.info("incremental snapshot of %s done", current.table)
-                self._insert_signal(conn, f"{self._chunk_id}-close", CLOSE)
                 self._next_table()
                 continue
-            for row in rows:
-                self._window[tuple(row[i] for i in self._key_positions)] = row
-            self._chunk_end = [rows[-1][i] for i in self._key_positions]
-            self._insert_signal(conn, f"{self._chunk_id}-close", CLOSE)
             return
         self._chunk_id = None
         if self.correlation_id is not None:

@@ -40,9 +40,9 @@ def signal(pg: PostgresProcess, db: str, sid: str, kind: str, data: dict) -> Non
 
 def incr_props(pg: PostgresProcess, db: str, **extra: str) -> dict[str, str]:
     settings = {"signal.data.collection": "public.debezium_signal",
-                "incremental.snapshot.chunk.size": "100", **extra}
-    return props(pg, db, snapshot_mode="no_data", table_include_list="public.items",
-                 **settings)
+                "incremental.snapshot.chunk.size": "100", "snapshot_mode": "no_data",
+                "table_include_list": "public.items", **extra}
+    return props(pg, db, **settings)
 
 
 def by_topic(records: list, topic: str) -> list:
@@ -175,3 +175,22 @@ def test_signal_data_collection_must_name_schema_and_table(pg, db):
     with pytest.raises(ConfigError) as err:
         PostgresConfig.parse(props(pg, db, **{"signal.data.collection": "debezium_signal"}))
     assert "signal.data.collection" in str(err.value)
+
+
+def test_a_filter_that_is_not_sql_skips_its_table_only(pg, db):
+    sql(pg, SIGNAL, "CREATE TABLE items (id int PRIMARY KEY)",
+        "CREATE TABLE other (id int PRIMARY KEY)", "INSERT INTO items VALUES (1), (2)",
+        "INSERT INTO other VALUES (7)", dbname=db)
+    d = Driver(incr_props(pg, db, table_include_list="public.items,public.other"))
+    try:
+        assert d.quiet() == []
+        signal(pg, db, "f1", "execute-snapshot", {
+            "data-collections": ["public.items", "public.other"],
+            "additional-conditions": [{"data-collection": "public.items",
+                                       "filter": "no such column = 1"}]})
+        records = d.poll_until(1) + d.quiet()
+        assert [(r.topic, r.key.get("id")) for r in records] == [("dbserver1.public.other", 7)]
+        sql(pg, "INSERT INTO items VALUES (3)", dbname=db)
+        assert [d.payload(r)["op"] for r in d.poll_until(1)] == ["c"]
+    finally:
+        d.stop()
