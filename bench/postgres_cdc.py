@@ -20,6 +20,11 @@ One PostgreSQL (``tests/postgres_process.py``) and one ``ferry connect standalon
    and tuples, no Connect), the path the connector uses; and for the record the SQL
    interface (``pg_logical_slot_peek_binary_changes`` in batches, then advance) on a
    third slot, the alternative it does not use.
+
+With ``--connector-only`` no worker runs: the task is driven in this process (``poll()``
+in a loop, offsets "stored" by a fake store, no converter, no log), so the figures are
+the connector's own cost per row (snapshot and streaming of the same writes), beside the
+raw slot read of the same changes.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from connectors.postgres.config import PostgresConfig  # noqa: E402
 from connectors.postgres.replication import Keepalive, ReplicationConnection  # noqa: E402
 
 NAME = "bench-cdc"
+RAW_CPU_S = 0.0
 
 
 def wait(cond, what: str, timeout: float = 1800.0):
@@ -70,9 +76,11 @@ def offset(base: str) -> dict:
 
 
 def raw_stream(cfg: PostgresConfig, slot: str, until_xid: int) -> tuple[int, float]:
-    """Changes decoded from ``slot`` until the commit of ``until_xid``; (count, s)."""
+    """Changes decoded from ``slot`` until the commit of ``until_xid``; (count, s).
+    ``RAW_CPU_S`` gets the CPU time it took in this process."""
+    global RAW_CPU_S
     repl = ReplicationConnection(cfg)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     repl.start(slot, cfg.publication_name, 0)
     changes, xid, done = 0, None, False
     while not done:
@@ -87,6 +95,7 @@ def raw_stream(cfg: PostgresConfig, slot: str, until_xid: int) -> tuple[int, flo
             elif isinstance(m, pgoutput.Commit) and xid == until_xid:
                 done = True
     elapsed = time.perf_counter() - started
+    RAW_CPU_S = time.process_time() - cpu_started
     repl.close()
     return changes, elapsed
 
@@ -111,12 +120,76 @@ def raw_sql(dsn: str, slot: str, pub: str, until_lsn: str) -> tuple[int, float]:
     return changes, time.perf_counter() - started
 
 
+def connector_only(pg: PostgresProcess, config: dict[str, str], n: int) -> dict:
+    """The task alone: snapshot, then the 2n + 1 streamed changes, ``poll()`` until every
+    record is returned; the raw slot read of the same changes as the limit."""
+    sys.path.insert(0, str(REPO / "tests" / "unit" / "connectors"))
+    from conn_fakes import FakeOffsetStore, FakeSourceTaskContext
+
+    from connectors.postgres import PostgresSourceTask
+
+    props = {**config, "poll.interval.ms": "100"}
+    task = PostgresSourceTask()
+    task.initialize(FakeSourceTaskContext(props, FakeOffsetStore()))
+    task.start(props)
+
+    cpu: dict[str, float] = {}
+
+    def drain(count: int, phase: str) -> float:
+        got, started, cpu_started = 0, time.perf_counter(), time.process_time()
+        deadline = time.monotonic() + 1800
+        while got < count and time.monotonic() < deadline:
+            records = task.poll()
+            if records:
+                got += len(records)
+        if got < count:
+            raise SystemExit(f"the task returned {got} records of {count}")
+        cpu[phase] = time.process_time() - cpu_started
+        return time.perf_counter() - started
+
+    try:
+        snapshot_s = drain(n, "snapshot")
+        task.poll()  # the stream starts: its slot position is before the writes
+        dsn = pg.dsn()
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("SELECT pg_create_logical_replication_slot('raw', 'pgoutput')")
+            conn.execute("INSERT INTO bench (id, name, qty) SELECT g, 'new-' || g, 1 FROM "
+                         "generate_series(%s, %s) g", (n + 1, 2 * n))
+            conn.execute("UPDATE bench SET qty = qty + 1 WHERE id > %s", (n,))
+            marker = conn.execute("INSERT INTO bench (id, name, qty) VALUES (0, 'marker', 0)"
+                                  " RETURNING txid_current()").fetchone()[0]
+        changes = 2 * n + 1
+        stream_s = drain(changes, "stream")
+    finally:
+        task.stop()
+    raw_changes, raw_s = raw_stream(PostgresConfig.parse(config), "raw", marker)
+    return {
+        "rows": n,
+        "connector_only_snapshot_rows_per_s": round(n / snapshot_s),
+        "connector_only_snapshot_us_per_row": round(snapshot_s / n * 1e6, 2),
+        # CPU time of this process (the task and psycopg), steadier on a loaded machine.
+        "connector_only_snapshot_cpu_us_per_row": round(cpu["snapshot"] / n * 1e6, 2),
+        "connector_only_streaming_changes_per_s": round(changes / stream_s),
+        "connector_only_streaming_us_per_change": round(stream_s / changes * 1e6, 2),
+        "connector_only_streaming_cpu_us_per_change": round(cpu["stream"] / changes * 1e6,
+                                                            2),
+        "raw_slot_stream_changes_per_s": round(raw_changes / raw_s),
+        "raw_slot_us_per_change": round(raw_s / raw_changes * 1e6, 2),
+        "raw_slot_cpu_us_per_change": round(RAW_CPU_S / raw_changes * 1e6, 2),
+        "connector_only_streaming_vs_raw": round((changes / stream_s) / (raw_changes / raw_s),
+                                                 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--batch", type=int, default=2048, help="max.batch.size")
     parser.add_argument("--skip-sql", action="store_true",
                         help="skip the SQL-interface comparison")
+    parser.add_argument("--connector-only", action="store_true",
+                        help="drive the task in-process, no worker or converter: the "
+                             "connector's own cost per row")
     args = parser.parse_args()
     n = args.rows
     pg = PostgresProcess()
@@ -141,6 +214,9 @@ def main() -> None:
                   "topic.creation.default.partitions": "1",
                   "topic.creation.default.replication.factor": "1"}
         cfg = PostgresConfig.parse(config)
+        if args.connector_only:
+            print(json.dumps(connector_only(pg, config, n), indent=2))
+            return
         # Reference for the snapshot: the rows through a server-side cursor, as text.
         with psycopg.connect(dsn) as conn:
             started = time.perf_counter()

@@ -92,7 +92,11 @@ for _name, _doc in (
         ("column.include.list", "Regular expressions (schema.table.column) of the "
                                 "columns to emit."),
         ("column.exclude.list", "Regular expressions (schema.table.column) of the "
-                                "columns not to emit.")):
+                                "columns not to emit."),
+        ("message.prefix.include.list", "Regular expressions of the logical decoding "
+                                        "message prefixes to emit (default: all)."),
+        ("message.prefix.exclude.list", "Regular expressions of the logical decoding "
+                                        "message prefixes not to emit.")):
     _d(CONFIG_DEF, _name, ConfigType.LIST, "", _doc)
 _d(CONFIG_DEF, "message.key.columns", ConfigType.STRING, None,
    "Key columns per table instead of the primary key: "
@@ -105,6 +109,15 @@ _d(CONFIG_DEF, "snapshot.isolation.mode", ConfigType.STRING, "serializable",
    "exported snapshot.", CaseInsensitiveValidString.in_(*ISOLATION_MODES))
 _d(CONFIG_DEF, "snapshot.fetch.size", ConfigType.INT, 10240,
    "Rows fetched at a time from the server-side cursor of the snapshot.", Range.at_least(1))
+_d(CONFIG_DEF, "signal.data.collection", ConfigType.STRING, None,
+   "The signal table '<schema>.<table>' (columns id, type, data) whose inserts, read "
+   "from the WAL, trigger incremental snapshots (execute-snapshot, stop-snapshot) and "
+   "carry their watermarks; the connector's user must be able to INSERT into it.")
+_d(CONFIG_DEF, "signal.enabled.channels", ConfigType.LIST, "source",
+   "Signal channels; only 'source' (the signal table) is supported.",
+   ValidList.in_("source"))
+_d(CONFIG_DEF, "incremental.snapshot.chunk.size", ConfigType.INT, 1024,
+   "Rows read per chunk (window) of an incremental snapshot.", Range.at_least(1))
 _d(CONFIG_DEF, "heartbeat.interval.ms", ConfigType.INT, 0,
    "Emit a heartbeat record this often (0 = never), so the slot advances on an idle "
    "or filtered database.", Range.at_least(0))
@@ -120,6 +133,12 @@ _d(CONFIG_DEF, "decimal.handling.mode", ConfigType.STRING, "precise",
 _d(CONFIG_DEF, "time.precision.mode", ConfigType.STRING, "adaptive",
    "Temporal types as adaptive, adaptive_time_microseconds or connect logical types.",
    CaseInsensitiveValidString.in_("adaptive", "adaptive_time_microseconds", "connect"))
+_d(CONFIG_DEF, "interval.handling.mode", ConfigType.STRING, "numeric",
+   "interval as numeric (io.debezium.time.MicroDuration, microseconds, months as 365.25/12 "
+   "days) or string (io.debezium.time.Interval, ISO 8601 P..Y..M..DT..H..M..S).",
+   CaseInsensitiveValidString.in_("numeric", "string"))
+_d(CONFIG_DEF, "money.fraction.digits", ConfigType.INT, 2,
+   "Scale of the decimal a money column becomes.", Range.at_least(0))
 _d(CONFIG_DEF, "binary.handling.mode", ConfigType.STRING, "bytes",
    "bytea as bytes, base64, base64-url-safe or hex.",
    CaseInsensitiveValidString.in_("bytes", "base64", "base64-url-safe", "hex"))
@@ -221,6 +240,12 @@ class PostgresConfig:
     slot_max_retries: int
     slot_retry_delay_ms: int
     retry_timeout_ms: int  # errors.retry.timeout; -1 = retry forever
+    signal_table: TableId | None = None
+    interval_handling_mode: str = "numeric"
+    money_fraction_digits: int = 2
+    message_prefix_include: tuple[re.Pattern[str], ...] = ()
+    message_prefix_exclude: tuple[re.Pattern[str], ...] = ()
+    incremental_chunk_size: int = 1024
 
     @staticmethod
     def parse(props: Mapping[str, str]) -> PostgresConfig:
@@ -238,8 +263,10 @@ class PostgresConfig:
                               f"than max.batch.size ({batch})", value=queue)
         lists = {name: _checked_patterns(name, c.get_list(name)) for name in (
             "schema.include.list", "schema.exclude.list", "table.include.list",
-            "table.exclude.list", "column.include.list", "column.exclude.list")}
+            "table.exclude.list", "column.include.list", "column.exclude.list",
+            "message.prefix.include.list", "message.prefix.exclude.list")}
         for a, b in (("schema.include.list", "schema.exclude.list"),
+                     ("message.prefix.include.list", "message.prefix.exclude.list"),
                      ("table.include.list", "table.exclude.list"),
                      ("column.include.list", "column.exclude.list")):
             if lists[a] and lists[b]:
@@ -292,6 +319,12 @@ class PostgresConfig:
             slot_max_retries=c.get_int("slot.max.retries"),  # type: ignore[arg-type]
             slot_retry_delay_ms=int(c.get("slot.retry.delay.ms")),
             retry_timeout_ms=retry_ms,
+            signal_table=_signal_table(s("signal.data.collection")),
+            interval_handling_mode=s("interval.handling.mode").lower(),  # type: ignore[union-attr]
+            money_fraction_digits=c.get_int("money.fraction.digits"),  # type: ignore[arg-type]
+            message_prefix_include=lists["message.prefix.include.list"],
+            message_prefix_exclude=lists["message.prefix.exclude.list"],
+            incremental_chunk_size=c.get_int("incremental.snapshot.chunk.size"),  # type: ignore[arg-type]
         )
 
     def conninfo(self, *, replication: bool = False) -> str:
@@ -323,12 +356,28 @@ class PostgresConfig:
             return False
         return not _matches(self.column_exclude, name)
 
+    def captures_message(self, prefix: str) -> bool:
+        if self.message_prefix_include and not _matches(self.message_prefix_include, prefix):
+            return False
+        return not _matches(self.message_prefix_exclude, prefix)
+
     def key_columns_for(self, table: TableId) -> tuple[str, ...] | None:
         name = str(table)
         for pattern, columns in self.key_columns:
             if pattern.fullmatch(name):
                 return columns
         return None
+
+
+def _signal_table(text: str | None) -> TableId | None:
+    if not text or not text.strip():
+        return None
+    schema, dot, table = text.strip().partition(".")
+    if not dot or not schema or not table or "." in table:
+        raise ConfigError("signal.data.collection",
+                          f"{text!r} is not '<schema>.<table>' (e.g. public.debezium_signal)",
+                          value=text)
+    return TableId(schema.strip('"'), table.strip('"'))
 
 
 def _checked_patterns(name: str, values: list[str] | None) -> tuple[re.Pattern[str], ...]:

@@ -9,11 +9,12 @@ with the source partition ``{"server": <topic.prefix>}`` and the given offset.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import decimal
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +63,37 @@ TRANSACTION_BLOCK_SCHEMA = (
     .field("total_order", Schema.INT64_SCHEMA)
     .field("data_collection_order", Schema.INT64_SCHEMA)
     .build())
+
+MESSAGE_KEY_SCHEMA = (
+    SchemaBuilder.struct().name("io.debezium.connector.postgresql.MessageKey").version(1)
+    .field("prefix", Schema.OPTIONAL_STRING_SCHEMA).build())
+
+#: ``message.content`` follows ``binary.handling.mode``, as Debezium's does.
+_CONTENT_SCHEMAS = {"bytes": Schema.OPTIONAL_BYTES_SCHEMA}
+_CONTENT_ENCODERS = {
+    "bytes": bytes,
+    "base64": lambda b: base64.b64encode(b).decode(),
+    "base64-url-safe": lambda b: base64.urlsafe_b64encode(b).decode(),
+    "hex": lambda b: b.hex(),
+}
+
+
+def message_value_schema(binary_mode: str) -> Schema:
+    """Debezium's ``io.debezium.connector.postgresql.MessageValue`` (op ``m``)."""
+    block = (SchemaBuilder.struct().name("io.debezium.connector.postgresql.Message")
+             .version(1).field("prefix", Schema.OPTIONAL_STRING_SCHEMA)
+             .field("content", _CONTENT_SCHEMAS.get(binary_mode,
+                                                    Schema.OPTIONAL_STRING_SCHEMA))
+             .build())
+    return (SchemaBuilder.struct().name("io.debezium.connector.postgresql.MessageValue")
+            .version(1)
+            .field("op", Schema.STRING_SCHEMA)
+            .field("ts_ms", Schema.OPTIONAL_INT64_SCHEMA)
+            .field("source", SOURCE_SCHEMA)
+            .field("transaction", TRANSACTION_BLOCK_SCHEMA)
+            .field("message", block)
+            .build())
+
 
 log = logging.getLogger(__name__)
 
@@ -144,31 +176,33 @@ class TableSchema:
             .field("ts_ns", Schema.OPTIONAL_INT64_SCHEMA)
             .build())
         self.column_names = tuple(names)
+        self._row_values = _compile_row(self._emitted, self._unchanged)
+
+    def row_values(self, texts: Sequence[Any], old: Sequence[Any] | None = None
+                   ) -> list[Any]:
+        """The values of the value struct for a row of text values in source column
+        order. An unchanged TOASTed value comes from ``old`` (REPLICA IDENTITY FULL) when
+        it has it, else it is the ``unavailable.value.placeholder``; a None is NULL, or
+        for a NOT NULL column missing from a key-only before image Debezium's fallback
+        value for the type (0, "", false)."""
+        return self._row_values(texts, old)
 
     def row(self, texts: Sequence[Any], old: Sequence[Any] | None = None) -> Struct:
-        """The value struct of a row of text values in source column order. An
-        unchanged TOASTed value comes from ``old`` (REPLICA IDENTITY FULL) when it has
-        it, else it is the ``unavailable.value.placeholder``."""
-        toast = UNCHANGED_TOAST
-        # A None is NULL, or for a NOT NULL column missing from a key-only before image
-        # Debezium's fallback value for the type (0, "", false).
-        values = [fallback if (text := texts[pos]) is None
-                  else convert(text) if text is not toast
-                  else self._unchanged(ctype, old, pos)
-                  for pos, ctype, fallback, convert in self._emitted]
-        return Struct.from_values(self.value_schema, values, validate=False)
+        return Struct.from_values(self.value_schema, self._row_values(texts, old),
+                                  validate=False)
 
-    def row_and_key(self, texts: Sequence[Any]) -> tuple[Struct, Struct | None]:
-        """``row(texts)`` and its key, from one list of values."""
-        value = self.row(texts)
+    def row_and_key(self, texts: Sequence[Any], old: Sequence[Any] | None = None
+                    ) -> tuple[Struct, Struct | None]:
+        """``row(texts, old)`` and its key, from one list of values."""
+        values = self._row_values(texts, old)
+        value = Struct.from_values(self.value_schema, values, validate=False)
         if self.key_schema is None:
             return value, None
-        values = value.values()
         return value, Struct.from_values(
             self.key_schema, [values[i] for i in self._key_positions], validate=False)
 
-    @staticmethod
-    def _unchanged(ctype: ColumnType, old: Sequence[Any] | None, pos: int) -> Any:
+    def _unchanged(self, index: int, old: Sequence[Any] | None) -> Any:
+        pos, ctype = self._emitted[index][0], self._emitted[index][1]
         prior = None if old is None else old[pos]
         if prior is not None and prior is not UNCHANGED_TOAST:
             return ctype.convert(prior)
@@ -181,6 +215,26 @@ class TableSchema:
         return Struct.from_values(self.key_schema,
                                   [all_values[i] for i in self._key_positions],
                                   validate=False)
+
+
+def _compile_row(emitted: Sequence[tuple[int, ColumnType, Any, Any]],
+                 unchanged: Callable[[int, Sequence[Any] | None], Any]
+                 ) -> Callable[[Sequence[Any], Sequence[Any] | None], list[Any]]:
+    """One function per table turning a row's texts into its values, with each column's
+    position, converter and fallback bound in: the per-row cost is then one list display,
+    not a loop over column descriptors (the connector's hottest path). The generated
+    source holds only positions and generated names, never a column's name or type."""
+    env: dict[str, Any] = {"_toast": UNCHANGED_TOAST, "_unchanged": unchanged}
+    lines = ["def row(texts, old=None):"]
+    items = []
+    for i, (pos, _ctype, fallback, convert) in enumerate(emitted):
+        env[f"c{i}"], env[f"f{i}"] = convert, fallback
+        lines.append(f"    t{i} = texts[{pos}]")
+        items.append(f"f{i} if t{i} is None else c{i}(t{i}) if t{i} is not _toast "
+                     f"else _unchanged({i}, old)")
+    lines.append("    return [" + ", ".join(items) + "]")
+    exec("\n".join(lines), env)  # the source is built from positions only
+    return env["row"]  # type: ignore[no-any-return]
 
 
 def _fallback(schema: Schema) -> Any:
@@ -210,6 +264,9 @@ def _fallback(schema: Schema) -> Any:
             Type.ARRAY: []}.get(t)
 
 
+_NO_TABLE = TableId("", "")  # messages belong to no table: Debezium's source has ""
+
+
 class EventFactory:
     """Builds the records of one connector: data change events, tombstones, truncate
     events and heartbeats."""
@@ -224,6 +281,9 @@ class EventFactory:
         self.heartbeat_value_schema = (
             SchemaBuilder.struct().name("io.debezium.connector.common.Heartbeat").version(1)
             .field("ts_ms", Schema.INT64_SCHEMA).build())
+        self.message_topic = f"{config.topic_prefix}.message"
+        self.message_value_schema = message_value_schema(config.binary_handling_mode)
+        self._encode_content = _CONTENT_ENCODERS[config.binary_handling_mode]
 
     def source(self, table: TableId, info: SourceInfo) -> Struct:
         sequence = None
@@ -252,10 +312,31 @@ class EventFactory:
             now_ns // 1_000_000, now_ns // 1000, now_ns], validate=False)
         if key is None:
             key = ts.key(after if after is not None else before)
+        if headers is None:
+            return SourceRecord(
+                topic=ts.topic, key_schema=ts.key_schema, key=key,
+                value_schema=ts.envelope_schema, value=value,
+                source_partition=self.partition, source_offset=offset)
         return SourceRecord(
             topic=ts.topic, key_schema=ts.key_schema, key=key,
-            value_schema=ts.envelope_schema, value=value, headers=headers or Headers(),
+            value_schema=ts.envelope_schema, value=value, headers=headers,
             source_partition=self.partition, source_offset=offset)
+
+    def message(self, prefix: str, content: bytes, info: SourceInfo,
+                offset: Mapping[str, Any], transaction: Struct | None = None
+                ) -> SourceRecord:
+        """A logical decoding message (``pg_logical_emit_message``) as Debezium emits it
+        on ``<topic.prefix>.message``: op ``m``, keyed by its prefix."""
+        schema = self.message_value_schema
+        block = Struct.from_values(schema.field("message").schema, [  # type: ignore[union-attr]
+            prefix, self._encode_content(content)], validate=False)
+        value = Struct.from_values(schema, [
+            "m", time.time_ns() // 1_000_000, self.source(_NO_TABLE, info), transaction,
+            block], validate=False)
+        key = Struct.from_values(MESSAGE_KEY_SCHEMA, [prefix], validate=False)
+        return SourceRecord(topic=self.message_topic, key_schema=MESSAGE_KEY_SCHEMA, key=key,
+                            value_schema=schema, value=value,
+                            source_partition=self.partition, source_offset=offset)
 
     def tombstone(self, ts: TableSchema, key: Struct | None, offset: Mapping[str, Any]
                   ) -> SourceRecord:

@@ -1,8 +1,9 @@
 """Decode pgoutput (logical replication protocol version 1) messages into dataclasses.
 
-Pure: bytes in, dataclasses out, no I/O. Layouts follow PostgreSQL's
-"Logical Replication Message Formats"; every integer is big-endian, strings end in NUL,
-timestamps are microseconds since 2000-01-01 UTC.
+Pure: bytes in, dataclasses out, no I/O. Layouts follow PostgreSQL's "Logical
+Replication Message Formats"; every integer is big-endian, strings end in NUL,
+timestamps are microseconds since 2000-01-01 UTC. The message classes are plain (not
+frozen) slotted dataclasses because one is built per change; nothing mutates them.
 """
 
 from __future__ import annotations
@@ -53,27 +54,27 @@ def parse_lsn(text: str) -> int:
     return (int(high, 16) << 32) | int(low, 16)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Begin:
     final_lsn: int  # the LSN of the transaction's commit record
     commit_ts_us: int  # Unix epoch microseconds
     xid: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Commit:
     commit_lsn: int
     end_lsn: int
     commit_ts_us: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Origin:
     lsn: int
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Column:
     name: str
     type_oid: int
@@ -81,7 +82,7 @@ class Column:
     in_key: bool  # part of the replica identity
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Relation:
     relid: int
     namespace: str
@@ -90,20 +91,20 @@ class Relation:
     columns: tuple[Column, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TypeInfo:
     oid: int
     namespace: str
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Insert:
     relid: int
     new: list[object]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Update:
     relid: int
     old: list[object] | None
@@ -111,21 +112,21 @@ class Update:
     new: list[object]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Delete:
     relid: int
     old: list[object]
     old_kind: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Truncate:
     relids: tuple[int, ...]
     cascade: bool
     restart_identity: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LogicalMessage:
     transactional: bool
     lsn: int
@@ -152,19 +153,23 @@ def _tuple(buf: bytes, at: int) -> tuple[list[object], int]:
     at += 2
     values: list[object] = []
     append = values.append
+    length_at = _I32.unpack_from
     for _ in range(ncols):
         kind = buf[at]
-        at += 1
-        if kind == 0x74 or kind == 0x62:  # 't' text, 'b' binary
-            (length,) = _I32.unpack_from(buf, at)
-            at += 4
-            raw = buf[at:at + length]
-            append(raw.decode() if kind == 0x74 else bytes(raw))
-            at += length
+        if kind == 0x74:  # 't' text, by far the most common: first
+            end = at + 5 + length_at(buf, at + 1)[0]
+            append(buf[at + 5:end].decode())
+            at = end
         elif kind == 0x6E:  # 'n'
             append(None)
+            at += 1
         elif kind == 0x75:  # 'u'
             append(UNCHANGED_TOAST)
+            at += 1
+        elif kind == 0x62:  # 'b' binary
+            end = at + 5 + length_at(buf, at + 1)[0]
+            append(bytes(buf[at + 5:end]))
+            at = end
         else:
             raise PgOutputError(f"unknown tuple column kind {chr(kind)!r}")
     return values, at

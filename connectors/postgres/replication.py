@@ -31,14 +31,15 @@ _STATUS = struct.Struct(">cqqqqB")
 _SLOT_NAME = re.compile(r"[a-z0-9_]{1,63}")
 
 
-@dataclass(frozen=True, slots=True)
+# Plain (not frozen) slotted dataclasses: one is built per change.
+@dataclass(slots=True)
 class WalMessage:
     data_start: int  # LSN of the change (or of the transaction's record) it carries
     wal_end: int
     payload: bytes
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Keepalive:
     wal_end: int
     reply_requested: bool
@@ -77,9 +78,12 @@ class ReplicationConnection:
     def start(self, slot: str, publication: str, start_lsn: int) -> None:
         """Stream from ``start_lsn`` (the server starts at the slot's confirmed position
         when that is later)."""
+        # Logical decoding messages (pg_logical_emit_message) need PostgreSQL 14's
+        # 'messages' option, which Debezium sets too.
+        messages = ", messages 'true'" if self.conn.info.server_version >= 140000 else ""
         self.conn.execute(
             f"START_REPLICATION SLOT {check_slot_name(slot)} LOGICAL {format_lsn(start_lsn)} "
-            f"(proto_version '1', publication_names {_literal(publication)})")
+            f"(proto_version '1', publication_names {_literal(publication)}{messages})")
         self._streaming = True
 
     def read(self, max_messages: int, timeout_s: float) -> list[WalMessage | Keepalive]:

@@ -64,11 +64,14 @@ class Snapshot:
         self.rows = 0
         self._schemas = [schema_for(self.conn, t) for t in tables]
         self._items = self._marked()
+        self._chunk: tuple[TableSchema, list[Any], list[str] | None] | None = None
+        self._at = 0  # the next row of the current chunk
         self.started = time.monotonic()
         log.info("snapshot of %d tables at LSN %X started", len(tables), lsn)
 
-    def _table_rows(self, ts: TableSchema) -> Iterator[tuple[list[Any], bool]]:
-        """A table's rows as text, each with whether it is the table's last."""
+    def _table_batches(self, ts: TableSchema) -> Iterator[tuple[list[Any], bool]]:
+        """A table's rows as text, ``snapshot.fetch.size`` at a time, each batch with
+        whether it is the table's last (never empty)."""
         # Every column as its type's text output, exactly as pgoutput sends it (a cast
         # to text would differ: char(n) loses its padding, booleans read 'true').
         for c in ts.source_columns:
@@ -82,22 +85,21 @@ class Snapshot:
             batch = cur.fetchmany(self.config.snapshot_fetch_size)
             while batch:
                 following = cur.fetchmany(self.config.snapshot_fetch_size)
-                last = len(batch) - 1
-                for i, row in enumerate(batch):
-                    yield row, (i == last and not following)  # type: ignore[misc]
+                yield batch, not following
                 batch = following
 
-    def _marked(self) -> Iterator[tuple[TableSchema, list[Any], str]]:
-        """Every row with Debezium's marker: ``first``, ``first_in_data_collection``,
-        ``true``, ``last_in_data_collection``, ``last`` (one row of look-ahead finds the
-        snapshot's last row even when the last tables are empty)."""
+    def _marked(self) -> Iterator[tuple[TableSchema, list[Any], list[str] | None]]:
+        """Every batch of rows with Debezium's markers: ``first``,
+        ``first_in_data_collection``, ``true``, ``last_in_data_collection``, ``last``
+        (None when all are ``true``, the common case). One batch of look-ahead finds the
+        snapshot's last row even when the last tables are empty."""
         pending: tuple[TableSchema, list[Any], bool, bool] | None = None
         for ts in self._schemas:
             first_in_table = True
-            for row, last_in_table in self._table_rows(ts):
+            for rows, last_in_table in self._table_batches(ts):
                 if pending is not None:
                     yield self._mark(pending, False)
-                pending = (ts, row, first_in_table, last_in_table)
+                pending = (ts, rows, first_in_table, last_in_table)
                 first_in_table = False
         if pending is not None:
             yield self._mark(pending, True)
@@ -105,51 +107,84 @@ class Snapshot:
     _first_emitted = False
 
     def _mark(self, item: tuple[TableSchema, list[Any], bool, bool], last_overall: bool
-              ) -> tuple[TableSchema, list[Any], str]:
-        ts, row, first_in_table, last_in_table = item
-        first_overall = not self._first_emitted
-        self._first_emitted = True
+              ) -> tuple[TableSchema, list[Any], list[str] | None]:
+        ts, rows, first_in_table, last_in_table = item
+        marks: list[tuple[int, str]] = []
+        # In rising precedence, as Debezium marks a row that is several of these.
+        if first_in_table:
+            marks.append((0, "first_in_data_collection"))
+        if last_in_table:
+            marks.append((len(rows) - 1, "last_in_data_collection"))
+        if not self._first_emitted:
+            marks.append((0, "first"))
         if last_overall:
-            marker = "last"
-        elif first_overall:
-            marker = "first"
-        elif last_in_table:
-            marker = "last_in_data_collection"
-        elif first_in_table:
-            marker = "first_in_data_collection"
-        else:
-            marker = "true"
-        return ts, row, marker
+            marks.append((len(rows) - 1, "last"))
+        self._first_emitted = True
+        if not marks:
+            return ts, rows, None
+        markers = ["true"] * len(rows)
+        for i, marker in marks:
+            markers[i] = marker
+        return ts, rows, markers
 
     def next_batch(self, n: int) -> list[SourceRecord] | None:
         out: list[SourceRecord] = []
+        append = out.append
         now_us = time.time_ns() // 1000
         f = self.factory
+        change = f.change
         # The rows of one batch share their offset and source block (per table and
         # marker): neither is ever changed once built.
         offsets: dict[bool, dict[str, Any]] = {}
         sources: dict[tuple[int, str], Any] = {}
-        for ts, row, marker in self._items:
-            last = marker == "last"
+
+        def offset_for(last: bool) -> dict[str, Any]:
             offset = offsets.get(last)
             if offset is None:
                 offset = offsets[last] = Position(
                     None, None, None, 0, now_us,
                     SnapshotState(self.lsn, self.tx_id, last)).to_offset()
+            return offset
+
+        def source_for(ts: TableSchema, marker: str) -> Any:
             source = sources.get((id(ts), marker))
             if source is None:
                 info = SourceInfo(now_us, marker, self.tx_id, self.lsn, None)
                 source = sources[(id(ts), marker)] = f.source(ts.table, info)
-            after, key = ts.row_and_key(row)
-            out.append(f.change(ts, "r", None, after, None, offset,  # type: ignore[arg-type]
-                                key=key, source=source))
-            self.rows += 1
-            if last:
-                # End the transaction now: its locks would hold up DDL until next poll.
-                self._finish()
-                return out
-            if len(out) >= n:
-                return out
+            return source
+
+        while len(out) < n:
+            if self._chunk is None:
+                self._chunk, self._at = next(self._items, None), 0
+                if self._chunk is None:
+                    break
+            ts, rows, markers = self._chunk
+            at, end = self._at, min(len(rows), self._at + n - len(out))
+            row_and_key = ts.row_and_key
+            if markers is None:  # every row 'true': the tight loop
+                offset, source = offset_for(False), source_for(ts, "true")
+                for row in rows[at:end]:
+                    after, key = row_and_key(row)
+                    append(change(ts, "r", None, after, None, offset,  # type: ignore[arg-type]
+                                  key=key, source=source))
+            else:
+                for i in range(at, end):
+                    marker = markers[i]
+                    last = marker == "last"
+                    after, key = row_and_key(rows[i])
+                    append(change(ts, "r", None, after, None,  # type: ignore[arg-type]
+                                  offset_for(last), key=key, source=source_for(ts, marker)))
+                    if last:
+                        # End the transaction now: its locks would hold up DDL until
+                        # the next poll.
+                        self.rows += i + 1 - at
+                        self._chunk = None
+                        self._finish()
+                        return out
+            self.rows += end - at
+            self._at = end
+            if end == len(rows):
+                self._chunk = None
         if out:
             return out
         self._finish()

@@ -10,18 +10,25 @@ skipping what a previous run emitted already.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from connect.api import Headers, Schema, SchemaBuilder, SourceRecord, Struct
 from connectors.postgres import pgoutput as pg
 from connectors.postgres.config import PostgresConfig, TableId
 from connectors.postgres.events import EventFactory, SourceInfo, TableSchema
+from connectors.postgres.incremental import IncrementalSnapshot
 from connectors.postgres.position import Position
 
 __all__ = ["ChangeStream"]
 
 log = logging.getLogger(__name__)
+
+_ROW_CHANGES = frozenset({pg.Insert, pg.Update, pg.Delete})
+
+#: The data collection Debezium's transaction metadata counts messages under.
+MESSAGES_COLLECTION = "LOGICAL_DECODING_MESSAGE"
 
 TX_KEY_SCHEMA = (SchemaBuilder.struct().name("io.debezium.connector.common."
                                              "TransactionMetadataKey").version(1)
@@ -46,11 +53,15 @@ class ChangeStream:
 
     def __init__(self, config: PostgresConfig, factory: EventFactory,
                  load_schema: SchemaLoader, position: Position | None,
-                 start_lsn: int = 0) -> None:
+                 start_lsn: int = 0, incremental: IncrementalSnapshot | None = None,
+                 captured: Sequence[TableId] = ()) -> None:
         self.config = config
+        self.incremental = incremental  # with signal.data.collection
+        self.captured = list(captured)
         self.factory = factory
         self.load_schema = load_schema
-        self.position = position or Position(None, None, None, 0)
+        self._position: Position | None = position or Position(None, None, None, 0)
+        self._offset: dict[str, Any] | None = None  # of the last event, when built first
         self._resume = position
         self._tables: dict[int, TableSchema | None] = {}
         self._relations: dict[int, pg.Relation] = {}
@@ -67,6 +78,8 @@ class ChangeStream:
 
     def handle(self, data_start: int, payload: bytes) -> list[SourceRecord]:
         msg = pg.decode(payload)
+        if type(msg) in _ROW_CHANGES:  # the common case first
+            return self._on_change(data_start, msg)
         if isinstance(msg, pg.Begin):
             return self._on_begin(msg)
         if isinstance(msg, pg.Commit):
@@ -77,7 +90,29 @@ class ChangeStream:
             return []
         if isinstance(msg, (pg.Insert, pg.Update, pg.Delete, pg.Truncate)):
             return self._on_change(data_start, msg)
-        return []  # Type, Origin and non-transactional messages carry no row change
+        if isinstance(msg, pg.LogicalMessage):
+            return self._on_message(msg)
+        return []  # Type and Origin messages carry no event
+
+    @property
+    def position(self) -> Position:
+        """The position of the last record (or of the stream's start)."""
+        if self._position is None:
+            self._position = Position.from_offset(self._offset)
+            assert self._position is not None
+        return self._position
+
+    @position.setter
+    def position(self, value: Position) -> None:
+        self._position, self._offset = value, None
+
+    def offset(self, position: Position | None = None) -> dict[str, Any]:
+        """The source offset of ``position`` (default: the last record's), with the
+        incremental snapshot's progress while one runs."""
+        out = (position or self.position).to_offset()
+        if self.incremental is not None and self.incremental.running:
+            out.update(self.incremental.offset_fields())
+        return out
 
     def idle_position(self, wal_end: int) -> Position | None:
         """The position a heartbeat may store while no transaction is open: every commit
@@ -124,7 +159,7 @@ class ChangeStream:
             for name, n in self._tx_counts.items()]
         value = Struct.from_values(TX_VALUE_SCHEMA, [
             status, tx_id, count, collections, begin.commit_ts_us // 1000], validate=False)
-        offset = self.position.to_offset()
+        offset = self.offset()
         return SourceRecord(topic=self.config.transaction_topic, key_schema=TX_KEY_SCHEMA,
                             key=key, value_schema=TX_VALUE_SCHEMA, value=value,
                             source_partition=self.factory.partition, source_offset=offset)
@@ -140,9 +175,14 @@ class ChangeStream:
         resume = self._resume
         if resume is not None and resume.skips_event(begin.xid, lsn, self._at_lsn):
             return []
-        self.position = Position(self._last_commit, begin.xid, lsn, self._at_lsn,
-                                 begin.commit_ts_us)
-        offset = self.position.to_offset()
+        # The event's position, as an offset dict at once (a Position is built only when
+        # asked for): this runs once per change.
+        offset = {"lsn_commit": self._last_commit, "lsn_proc": lsn, "lsn": lsn,
+                  "txId": begin.xid, "ts_usec": begin.commit_ts_us,
+                  "lsn_events_processed": self._at_lsn}
+        self._position, self._offset = None, offset
+        if self.incremental is not None and self.incremental.running:
+            offset.update(self.incremental.offset_fields())
         info = SourceInfo(begin.commit_ts_us, "false", begin.xid, lsn, self._last_commit)
         if isinstance(msg, pg.Truncate):
             if "t" in self.config.skipped_operations:
@@ -155,6 +195,12 @@ class ChangeStream:
                                                      self._tx_block(ts, begin)))
             return out
         ts = self._tables.get(msg.relid)
+        incremental = self.incremental
+        if incremental is not None:
+            out = self._incremental(incremental, ts, msg, info)
+            if ts is None:
+                return out
+            return out + self._row_change(ts, msg, info, offset, begin)
         if ts is None:
             if msg.relid not in self._tables:
                 log.warning("change for relation %d without a Relation message; skipped",
@@ -162,10 +208,74 @@ class ChangeStream:
             return []
         return self._row_change(ts, msg, info, offset, begin)
 
-    def _tx_block(self, ts: TableSchema, begin: pg.Begin) -> Struct | None:
+    def _on_message(self, msg: pg.LogicalMessage) -> list[SourceRecord]:
+        """A logical decoding message: op ``m`` on ``<prefix>.message``. A transactional
+        one is an event of its transaction; a non-transactional one arrives on its own,
+        between transactions, and counts as committed at its LSN."""
+        begin = self._begin
+        included = self.config.captures_message(msg.prefix)
+        if msg.transactional and begin is not None:
+            if self._skip_tx:
+                return []
+            lsn = msg.lsn
+            if lsn == self._lsn:
+                self._at_lsn += 1
+            else:
+                self._lsn, self._at_lsn = lsn, 1
+            resume = self._resume
+            if resume is not None and resume.skips_event(begin.xid, lsn, self._at_lsn):
+                return []
+            self.position = Position(self._last_commit, begin.xid, lsn, self._at_lsn,
+                                     begin.commit_ts_us)
+            if not included:
+                return []
+            info = SourceInfo(begin.commit_ts_us, "false", begin.xid, lsn, self._last_commit)
+            return [self.factory.message(msg.prefix, msg.content, info, self.offset(),
+                                         self._tx_block(MESSAGES_COLLECTION, begin))]
+        resume = self._resume
+        if resume is not None and resume.skips_transaction(msg.lsn):
+            return []  # emitted before the restart
+        # Decoded when the WAL reaches it, so every transaction sent before it committed
+        # before it: its LSN is a commit position like any other.
+        self._last_commit = max(self._last_commit or 0, msg.lsn)
+        now_us = time.time_ns() // 1000
+        self.position = Position(self._last_commit, None, msg.lsn, 0, now_us)
+        if not included:
+            return []
+        info = SourceInfo(now_us, "false", None, msg.lsn, self._last_commit)
+        return [self.factory.message(msg.prefix, msg.content, info, self.offset())]
+
+    def _incremental(self, incremental: IncrementalSnapshot, ts: TableSchema | None,
+                     msg: Any, info: SourceInfo) -> list[SourceRecord]:
+        """Signals (rows inserted into the signal table) and the window's de-duplication
+        of streamed changes."""
+        rel = self._relations.get(msg.relid)
+        if rel is None:
+            return []
+        table = TableId(rel.namespace, rel.name)
+        if incremental.is_signal_table(table):
+            if not isinstance(msg, pg.Insert):
+                return []
+            snap = SourceInfo(info.ts_us, "incremental", info.tx_id, info.lsn,
+                              info.last_commit_lsn)
+
+            def emit(schema: TableSchema, row: list[Any], fields: dict[str, Any]
+                     ) -> SourceRecord:
+                after, key = schema.row_and_key(row)
+                offset = self.position.to_offset()
+                offset.update(fields)
+                return self.factory.change(schema, "r", None, after, snap, offset, key=key)
+            return incremental.on_signal(msg.new, emit, self.captured)
+        if incremental.running:
+            names = [c.name for c in rel.columns]
+            new = getattr(msg, "new", None)
+            incremental.deduplicate(table, names, new, getattr(msg, "old", None))
+        return []
+
+    def _tx_block(self, ts: TableSchema | str, begin: pg.Begin) -> Struct | None:
         if not self.config.provide_transaction_metadata:
             return None
-        name = str(ts.table)
+        name = ts if isinstance(ts, str) else str(ts.table)
         self._tx_total += 1
         self._tx_counts[name] = self._tx_counts.get(name, 0) + 1
         from connectors.postgres.events import TRANSACTION_BLOCK_SCHEMA
@@ -186,8 +296,7 @@ class ChangeStream:
         if isinstance(msg, pg.Delete):
             if "d" in skipped:
                 return []
-            before = ts.row(msg.old)
-            key = ts.key(before)
+            before, key = ts.row_and_key(msg.old)
             out = [f.change(ts, "d", before, None, info, offset, self._tx_block(ts, begin),
                             key=key)]
             if self.config.tombstones_on_delete:
@@ -196,17 +305,19 @@ class ChangeStream:
         # Update: 'O' carries the whole old row (REPLICA IDENTITY FULL), 'K' the old
         # replica identity when it changed; without either the before image is unknown.
         old = msg.old if msg.old_kind == "O" else None
-        after = ts.row(msg.new, old)
-        before = None if msg.old is None else ts.row(msg.old)
-        if before is not None and ts.key_schema is not None:
-            old_key, new_key = ts.key(before), ts.key(after)
-            assert old_key is not None and new_key is not None
-            if old_key.values() != new_key.values():
+        after, new_key = ts.row_and_key(msg.new, old)
+        if msg.old is None:
+            before = None
+        else:
+            before, old_key = ts.row_and_key(msg.old)
+            if new_key is not None and old_key is not None and \
+                    old_key.values() != new_key.values():
                 return self._key_change(ts, before, after, old_key, new_key, info, offset,
                                         begin)
         if "u" in skipped:
             return []
-        return [f.change(ts, "u", before, after, info, offset, self._tx_block(ts, begin))]
+        return [f.change(ts, "u", before, after, info, offset, self._tx_block(ts, begin),
+                         key=new_key)]
 
     def _key_change(self, ts: TableSchema, before: Struct, after: Struct, old_key: Struct,
                     new_key: Struct, info: SourceInfo, offset: dict[str, Any],

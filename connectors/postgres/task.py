@@ -23,6 +23,7 @@ from connect.api import ConnectError, RetriableError, SourceRecord, SourceTask
 from connectors.postgres import catalog
 from connectors.postgres.config import PostgresConfig, TableId, plugin_version
 from connectors.postgres.events import EventFactory, SourceColumn, TableSchema
+from connectors.postgres.incremental import IncrementalSnapshot
 from connectors.postgres.pgoutput import Relation, format_lsn, parse_lsn
 from connectors.postgres.position import Position
 from connectors.postgres.replication import Keepalive, ReplicationConnection
@@ -59,6 +60,9 @@ class PostgresSourceTask(SourceTask):
         self._repl: ReplicationConnection | None = None
         self._snapshot: Snapshot | None = None
         self._stream: ChangeStream | None = None
+        self._incremental: IncrementalSnapshot | None = None
+        self._captured: list[TableId] = []
+        self._last_offset: Any = stored  # raw offset of the last record poll() returned
         self._types: dict[int, PgType] = {}
         self._phase = "setup"
         self._confirmed = 0  # the LSN last reported to the server as flushed
@@ -76,7 +80,9 @@ class PostgresSourceTask(SourceTask):
             decimal_mode=self.cfg.decimal_handling_mode, time_mode=self.cfg.time_precision_mode,
             binary_mode=self.cfg.binary_handling_mode,
             include_unknown=self.cfg.include_unknown_datatypes,
-            placeholder=self.cfg.unavailable_value_placeholder, types=self._types)
+            placeholder=self.cfg.unavailable_value_placeholder, types=self._types,
+            interval_mode=self.cfg.interval_handling_mode,
+            money_digits=self.cfg.money_fraction_digits)
 
     # -- poll ---------------------------------------------------------------------------
 
@@ -104,6 +110,7 @@ class PostgresSourceTask(SourceTask):
                 self._delivered = False
                 offset = records[-1].source_offset
                 self._position = Position.from_offset(offset)
+                self._last_offset = offset
             elif self._phase == "done":
                 self._stopping.wait(self.cfg.poll_interval_ms / 1000)
             return records
@@ -148,8 +155,12 @@ class PostgresSourceTask(SourceTask):
         if problems:
             raise FatalError("; ".join(f"{key}: {msg}" for key, msg in problems))
         tables = catalog.captured_tables(self._db, cfg)
+        self._captured = tables
+        published = tables
+        if cfg.signal_table is not None and cfg.signal_table not in tables:
+            published = [*tables, cfg.signal_table]  # its inserts carry the signals
         try:
-            catalog.ensure_publication(self._db, cfg, tables)
+            catalog.ensure_publication(self._db, cfg, published)
         except (catalog.PublicationMissing, psycopg.errors.InsufficientPrivilege) as exc:
             raise FatalError(str(exc)) from exc
         slot = catalog.slot_info(self._db, cfg.slot_name)
@@ -225,12 +236,22 @@ class PostgresSourceTask(SourceTask):
         assert self._repl is not None
         resume = self._position if (self._position is not None
                                     and self._position.snapshot is None) else None
+        if self.cfg.signal_table is not None:
+            last = self._last_offset if resume is not None else None
+            self._incremental = IncrementalSnapshot(self.cfg, self.factory,
+                                                    self._table_schema, last)
         self._stream = ChangeStream(self.cfg, self.factory, self._relation_schema, resume,
-                                    start)
+                                    start, self._incremental, self._captured)
         self._repl.start(self.cfg.slot_name, self.cfg.publication_name, start)
         self._confirmed = max(self._confirmed, 0)
         log.info("streaming from slot %s at %s", self.cfg.slot_name, format_lsn(start))
         self._phase = "stream"
+        if self._incremental is not None and self._incremental.running:
+            # Resumed mid-snapshot: the window of the last chunk was lost with the old
+            # run; read again from the last row delivered.
+            log.info("resuming the incremental snapshot of %s after key %s",
+                     self._incremental.queue[0].table, self._incremental.last_key)
+            self._incremental.read_chunk()
 
     # -- schemas ------------------------------------------------------------------------
 
@@ -298,7 +319,7 @@ class PostgresSourceTask(SourceTask):
                 self._db.execute(cfg.heartbeat_action_query)  # type: ignore[arg-type]
             position = stream.idle_position(self._wal_end) if not out else stream.position
             if position is not None:
-                out.append(self.factory.heartbeat(position.to_offset()))
+                out.append(self.factory.heartbeat(stream.offset(position)))
         if not out and self._delivered and not stream.in_transaction:
             # Nothing in flight: every commit before the server's last keepalive was
             # received and is stored, so the slot may move there (an idle or filtered
@@ -373,6 +394,9 @@ class PostgresSourceTask(SourceTask):
             with contextlib.suppress(Exception):  # already broken
                 self._db.close()  # type: ignore[union-attr]
             self._db = None
+        if getattr(self, "_incremental", None) is not None:
+            self._incremental.close()  # type: ignore[union-attr]
+            self._incremental = None
         self._stream = None
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connect.api import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
+from connectors.postgres import special_types as special
 from connectors.postgres.defaults import default_text
 
 log = logging.getLogger(__name__)
@@ -67,10 +68,6 @@ class ColumnType:
     schema: Schema
     convert: Converter
     placeholder: Any
-
-
-def _i(text: str) -> int:
-    return int(text)
 
 
 def _bool(text: str) -> bool:
@@ -170,8 +167,11 @@ class TypeMapper:
     """Maps columns to ``ColumnType`` under the connector's handling modes."""
 
     def __init__(self, *, decimal_mode: str, time_mode: str, binary_mode: str,
-                 include_unknown: bool, placeholder: str, types: dict[int, PgType]) -> None:
+                 include_unknown: bool, placeholder: str, types: dict[int, PgType],
+                 interval_mode: str = "numeric", money_digits: int = 2) -> None:
         self.decimal_mode = decimal_mode
+        self.interval_mode = interval_mode
+        self.money_digits = money_digits
         self.time_mode = time_mode
         self.binary_mode = binary_mode
         self.include_unknown = include_unknown
@@ -226,11 +226,11 @@ class TypeMapper:
                  ) -> tuple[SchemaBuilder, Converter, Any] | None:
         ph = self.placeholder
         if oid in (INT2,):
-            return SchemaBuilder.int16(), _i, None
+            return SchemaBuilder.int16(), int, None
         if oid == INT4:
-            return SchemaBuilder.int32(), _i, None
+            return SchemaBuilder.int32(), int, None
         if oid in (INT8, OID):
-            return SchemaBuilder.int64(), _i, None
+            return SchemaBuilder.int64(), int, None
         if oid == FLOAT4:
             return SchemaBuilder.float32(), float, None
         if oid == FLOAT8:
@@ -281,14 +281,31 @@ class TypeMapper:
             return SchemaBuilder.string().name("io.debezium.data.Json").version(1), str, ph
         if oid == XML:
             return SchemaBuilder.string().name("io.debezium.data.Xml").version(1), str, ph
+        if oid == special.INTERVAL:
+            return special.interval_builder(self.interval_mode, ph)
+        if oid in special.RANGES:
+            return SchemaBuilder.string(), str, ph
+        if oid == special.POINT:
+            return special.point_builder()
+        if oid == special.MONEY:
+            return special.money_builder(self.decimal_mode, self.money_digits, ph)
+        if oid in (special.BIT, special.VARBIT):
+            return special.bits_builder(typmod)
         info = self.types.get(oid)
         if info is not None:
+            if info.name == "citext":  # the extension's case-insensitive text
+                return SchemaBuilder.string(), str, ph
+            if info.name == "ltree":
+                return (SchemaBuilder.string().name("io.debezium.data.Ltree").version(1), str,
+                        ph)
             if info.typtype == "e":
                 return (SchemaBuilder.string().name("io.debezium.data.Enum").version(1)
                         .parameter("allowed", ",".join(info.enum_labels)), str, ph)
             if info.typtype == "d" and info.base:
                 return self._builder(info.base, typmod)
-            if info.elem:
+            # Fixed-length types such as box and lseg name an element type too (point),
+            # but only true arrays (named _elem) have array text forms.
+            if info.elem and info.name.startswith("_"):
                 element = self.map(info.elem, -1 if info.elem != NUMERIC else typmod, True)
                 if element is not None:
                     conv = element.convert

@@ -8,7 +8,6 @@ The task is driven in-process with the fake offset store of the connector unit t
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 import threading
 import time
@@ -21,16 +20,13 @@ psycopg = pytest.importorskip("psycopg")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "connectors"))
 
-from conn_fakes import FakeOffsetStore, FakeSourceTaskContext  # noqa: E402
+from pgcdc_driver import DEADLINE_S, Driver, fresh_db, props, sql  # noqa: E402
 from postgres_process import PASSWORD, PostgresProcess  # noqa: E402
 
 from connect.api import ConnectError, RetriableError  # noqa: E402
-from connect.converters.json import JsonConverter  # noqa: E402
-from connectors.postgres import PostgresConnector, PostgresSourceTask  # noqa: E402
+from connectors.postgres import PostgresConnector  # noqa: E402
 
 pytestmark = pytest.mark.integration
-
-DEADLINE_S = 20.0
 
 
 @pytest.fixture(scope="module")
@@ -41,80 +37,9 @@ def pg():
     server.close()
 
 
-def sql(pg: PostgresProcess, *statements: str, dbname: str = "postgres") -> None:
-    with psycopg.connect(pg.dsn(dbname), autocommit=True) as conn:
-        for s in statements:
-            conn.execute(s)
-
-
-_counter = iter(range(1000))
-
-
 @pytest.fixture
 def db(pg):
-    """A fresh database per test, so slots, publications and tables never collide."""
-    name = f"t{next(_counter)}"
-    sql(pg, f"CREATE DATABASE {name}")
-    yield name
-    with psycopg.connect(pg.dsn(), autocommit=True) as conn:
-        conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
-                     "WHERE database = %s AND NOT active", (name,))
-
-
-def props(pg: PostgresProcess, db: str, **extra: str) -> dict[str, str]:
-    base = {"database.hostname": "127.0.0.1", "database.port": str(pg.port),
-            "database.user": "postgres", "database.password": PASSWORD,
-            "database.dbname": db, "topic.prefix": "dbserver1", "slot.name": f"slot_{db}",
-            "poll.interval.ms": "100"}
-    base.update({k.replace("_", "."): v for k, v in extra.items()})
-    return base
-
-
-class Driver:
-    """Polls a task and 'commits' what it returned, as the runtime would."""
-
-    def __init__(self, p: dict[str, str], store: FakeOffsetStore | None = None) -> None:
-        self.store = store or FakeOffsetStore()
-        self.task = PostgresSourceTask()
-        self.task.initialize(FakeSourceTaskContext(p, self.store))
-        self.task.start(p)
-        self.json = JsonConverter()
-        self.json.configure({"schemas.enable": "true"}, False)
-
-    def poll_until(self, count: int, timeout: float = DEADLINE_S) -> list[Any]:
-        out: list[Any] = []
-        deadline = time.monotonic() + timeout
-        while len(out) < count and time.monotonic() < deadline:
-            try:
-                got = self.task.poll()
-            except RetriableError:
-                continue
-            if got:
-                out += got
-        assert len(out) >= count, f"got {len(out)} records of {count}"
-        return out
-
-    def quiet(self, seconds: float = 0.6) -> list[Any]:
-        out: list[Any] = []
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            got = self.task.poll()
-            if got:
-                out += got
-        return out
-
-    def commit(self, records: list[Any]) -> None:
-        self.store.commit(records)
-        self.task.commit()
-
-    def payload(self, record: Any) -> Any:
-        if record.value is None:
-            return None
-        raw = self.json.from_connect_data(record.topic, record.value_schema, record.value)
-        return json.loads(raw)["payload"]
-
-    def stop(self) -> None:
-        self.task.stop()
+    yield from fresh_db(pg)
 
 
 def test_snapshot_then_stream_has_no_gap_and_no_overlap(pg, db):
@@ -525,8 +450,9 @@ def test_a_lost_slot_fails_with_an_explanation_or_is_recovered_by_when_needed(pg
 
 @pytest.mark.parametrize("include", ["false", "true"])
 def test_types_without_a_mapping(pg, db, include):
-    sql(pg, "CREATE TABLE unk (id int PRIMARY KEY, span interval)",
-        "INSERT INTO unk VALUES (1, '1 day')", dbname=db)
+    # box has no mapping in Debezium 3.2 either (only point among the geometric types)
+    sql(pg, "CREATE TABLE unk (id int PRIMARY KEY, span box)",
+        "INSERT INTO unk VALUES (1, '((0,0),(1,1))')", dbname=db)
     d = Driver(props(pg, db, **{"include.unknown.datatypes": include}))
     try:
         [record] = d.poll_until(1)
@@ -534,7 +460,7 @@ def test_types_without_a_mapping(pg, db, include):
         if include == "false":
             assert [f.name for f in after.schema.fields] == ["id"]
         else:
-            assert after.get("span") == b"P1D"  # its text form (IntervalStyle iso_8601)
+            assert after.get("span") == b"(1,1),(0,0)"  # its text form
     finally:
         d.stop()
 
