@@ -17,15 +17,11 @@ import sys
 import time
 from pathlib import Path
 
+from demo.processes import free_port
+
 __all__ = ["START_TIMEOUT_S", "BrokerProcess", "free_port"]
 
 START_TIMEOUT_S = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class BrokerProcess:
