@@ -73,13 +73,15 @@ class Child:
     """A server subprocess in its own session, output appended to ``log_path``."""
 
     def __init__(self, name: str, argv: Sequence[str], log_path: Path, *,
-                 env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+                 env: dict[str, str] | None = None, cwd: Path | None = None,
+                 keep_stdin: bool = False) -> None:
         self.name = name
         self.argv = list(argv)
         self.log_path = log_path
         with open(log_path, "ab") as log:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=env, cwd=cwd,
+                                         stdin=subprocess.PIPE if keep_stdin
+                                         else subprocess.DEVNULL, env=env, cwd=cwd,
                                          start_new_session=True)
 
     @property
@@ -107,6 +109,8 @@ class Child:
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(10)
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
 
 
 class PostgresUnavailable(RuntimeError):
