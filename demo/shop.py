@@ -162,3 +162,54 @@ class LoadGenerator:
         self._record("orders", "u", order)
 
 
+
+
+def existing(conn) -> Seeded | None:
+    """The ids of a shop seeded before (a restarted load generator), None if none."""
+    if conn.execute("SELECT to_regclass('public.orders')").fetchone()[0] is None:
+        return None
+    ids = [[r[0] for r in conn.execute(query).fetchall()] for query in (
+        "SELECT id FROM customers ORDER BY id", "SELECT id FROM products ORDER BY id",
+        # only orders still open: the generator moves them on from 'placed'
+        "SELECT id FROM orders WHERE status = 'placed' ORDER BY id")]
+    return Seeded(*ids)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m demo.shop --dsn DSN``: seed the shop unless it is there, then make
+    changes until SIGTERM or Ctrl-C (the compose stack's load generator)."""
+    import argparse
+    import logging
+    import signal
+
+    import psycopg
+
+    parser = argparse.ArgumentParser(prog="python -m demo.shop", description=main.__doc__)
+    parser.add_argument("--dsn", required=True, help="a libpq connection string")
+    parser.add_argument("--rate", type=float, default=5.0, help="changes per second")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    log = logging.getLogger("demo.shop")
+    with psycopg.connect(args.dsn, autocommit=True) as conn:
+        seeded = existing(conn) or seed(conn, random.Random(args.seed))
+    log.info("shop has %d customers, %d products, %d orders; %.3g changes/s",
+             len(seeded.customers), len(seeded.products), len(seeded.orders), args.rate)
+    load = LoadGenerator(args.dsn, seeded, rate=args.rate, seed=args.seed)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    load.start()
+    while not stop.wait(10) and load.error is None:
+        log.info("%d changes so far", len(load.changes))
+    load.stop()
+    if load.error is not None:
+        log.error("the load generator failed: %s", load.error)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -36,8 +36,8 @@ class DemoStack:
                  say: Callable[[str], None] = lambda _line: None) -> None:
         self.workdir = workdir
         self.say = say
-        self.nodes = [topology.Node(i + 1, "127.0.0.1", p, free_port(), f"127.0.0.1:{p}")
-                      for i, p in enumerate(free_port() for _ in range(brokers))]
+        self.nodes = [topology.Node(i + 1, "127.0.0.1", free_port(), free_port())
+                      for i in range(brokers)]
         self.worker_count = workers
         self.children: list[Child] = []
         self.postgres: PostgresServer | None = None
@@ -135,8 +135,7 @@ class DemoStack:
             path = self.workdir / f"broker{node.node_id}.properties"
             path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
             child = self._ferry(f"broker{node.node_id}", "broker", "--config", str(path))
-            node_child = (node, child)
-            wait_listening(node.port, node_child[1].alive, child.name, READY_TIMEOUT_S)
+            wait_listening(node.port, child.alive, child.name, READY_TIMEOUT_S)
         self.say(f"brokers     {topology.bootstrap(self.nodes)} "
                  f"({len(self.nodes)} node{'s' if len(self.nodes) > 1 else ''})")
 

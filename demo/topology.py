@@ -35,13 +35,22 @@ PIPELINE_ARGS = ("--source", SOURCE_TOPIC, "--state-topic", STATE_TOPIC,
 
 @dataclass(frozen=True)
 class Node:
-    """A broker node's addresses: where clients and the controllers reach it."""
+    """A broker node's addresses: ``host`` is the name the other nodes and the clients
+    reach it by, ``bind`` the address its listeners bind (``0.0.0.0`` in a container)."""
 
     node_id: int
     host: str
     port: int
     controller_port: int
-    advertised: str  # host:port clients are told to use
+    bind: str = ""
+
+    @property
+    def advertised(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def listen_host(self) -> str:
+        return self.bind or self.host
 
 
 def broker_settings(node: Node, nodes: Sequence[Node], data_dir: str) -> dict[str, str]:
@@ -50,7 +59,7 @@ def broker_settings(node: Node, nodes: Sequence[Node], data_dir: str) -> dict[st
     settings = {"log.dirs": data_dir, "group.initial.rebalance.delay.ms": "0",
                 "num.partitions": "1"}
     if len(nodes) == 1:
-        return {**settings, "listeners": f"{node.host}:{node.port}",
+        return {**settings, "listeners": f"{node.listen_host}:{node.port}",
                 "advertised.listeners": node.advertised}
     rf = str(min(3, len(nodes)))
     return {
@@ -59,8 +68,8 @@ def broker_settings(node: Node, nodes: Sequence[Node], data_dir: str) -> dict[st
         "process.roles": "broker,controller",
         "controller.quorum.voters": ",".join(
             f"{n.node_id}@{n.host}:{n.controller_port}" for n in nodes),
-        "listeners": f"PLAINTEXT://{node.host}:{node.port},"
-                     f"CONTROLLER://{node.host}:{node.controller_port}",
+        "listeners": f"PLAINTEXT://{node.listen_host}:{node.port},"
+                     f"CONTROLLER://{node.listen_host}:{node.controller_port}",
         "advertised.listeners": f"PLAINTEXT://{node.advertised}",
         "controller.listener.names": "CONTROLLER",
         "default.replication.factor": rf,
@@ -70,6 +79,7 @@ def broker_settings(node: Node, nodes: Sequence[Node], data_dir: str) -> dict[st
 
 
 def bootstrap(nodes: Sequence[Node]) -> str:
+    """The brokers' client addresses, comma-separated (``kafka://`` takes this list)."""
     return ",".join(n.advertised for n in nodes)
 
 
