@@ -75,18 +75,20 @@ def missing_prerequisites() -> list[str]:
         missing.append("PostgreSQL server binaries (initdb, postgres): Debian: apt-get "
                        "install postgresql")
     if not shutil.which("moto_server") and importlib.util.find_spec("moto") is None:
-        missing.append("moto_server (the S3 API): pip install 'moto[server]'")
+        missing.append("moto_server (the S3 API): pip install 'moto[server]' (in "
+                       "'ferryman[demo]')")
     try:
         from osmem_server import resolve_binary
 
         resolve_binary(None)
     except Exception:
-        missing.append("osmem-server (the search server): pip install osmem-server")
+        missing.append("osmem-server (the search server): pip install osmem-server (in "
+                       "'ferryman[demo]')")
     for module, extra in (("pyspark", "spark"), ("psycopg", "postgres"), ("boto3", "s3"),
                           ("pyarrow", "s3"), ("sqlalchemy", "jdbc"),
                           ("elasticsearch", "elasticsearch")):
         if importlib.util.find_spec(module) is None:
-            missing.append(f"{module}: pip install 'ferryman[{extra}]'")
+            missing.append(f"{module}: pip install 'ferryman[demo]' (or [{extra}])")
     return missing
 
 
