@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from core.cli.container import SERVICES, properties_to_env
 from demo import topology
 from demo.processes import PASSWORD, Child, PostgresServer, free_port, wait_listening
 
@@ -94,6 +95,18 @@ class DemoStack:
         env = {k: v for k, v in os.environ.items() if k != "FERRY_LOG"}
         return self._child(name, [sys.executable, "-m", "core.cli", *args], env=env)
 
+    def _service(self, name: str, kind: str, props: dict[str, str], *args: str) -> Child:
+        """``ferry container KIND ARGS`` with ``props`` as its FERRY_<KIND>_* variables:
+        the container image's entry point, so a local service runs exactly as its compose
+        counterpart does."""
+        prefix = SERVICES[kind][0]
+        env = {k: v for k, v in os.environ.items()
+               if k != "FERRY_LOG" and not k.startswith(prefix)}
+        env.update(properties_to_env(props, prefix))
+        env["FERRY_CONFIG_DIR"] = str(self.workdir / name)
+        return self._child(name, [sys.executable, "-m", "core.cli", "container", kind, *args],
+                           env=env)
+
     def _start_s3(self) -> None:
         import shutil
 
@@ -130,37 +143,30 @@ class DemoStack:
 
     def _start_brokers(self) -> None:
         for node in self.nodes:
-            data = self.workdir / f"broker{node.node_id}"
-            props = topology.broker_settings(node, self.nodes, str(data))
-            path = self.workdir / f"broker{node.node_id}.properties"
-            path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-            child = self._ferry(f"broker{node.node_id}", "broker", "--config", str(path))
+            name = f"broker{node.node_id}"
+            props = topology.broker_settings(node, self.nodes, str(self.workdir / name / "data"))
+            child = self._service(name, "broker", props, "--metrics",
+                                  f"127.0.0.1:{free_port()}")
             wait_listening(node.port, child.alive, child.name, READY_TIMEOUT_S)
         self.say(f"brokers     {topology.bootstrap(self.nodes)} "
                  f"({len(self.nodes)} node{'s' if len(self.nodes) > 1 else ''})")
 
     def _start_registry(self) -> None:
         port = free_port()
-        path = self.workdir / "registry.properties"
-        props = {**topology.registry_settings(self.log_url), "listeners":
-                 f"http://127.0.0.1:{port}"}
-        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        child = self._ferry("registry", "registry", "--config", str(path))
+        child = self._service("registry", "registry", topology.registry_settings(self.log_url),
+                              "--listen", f"127.0.0.1:{port}")
         self.registry_url = f"http://127.0.0.1:{port}"
         self._wait_http(child, self.registry_url + "/subjects")
         self.say(f"registry    {self.registry_url}")
 
     def _start_workers(self) -> None:
-        path = self.workdir / "worker.properties"
         props = topology.worker_settings(self.log_url)
-        path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         workers = []
         for i in range(self.worker_count):
             port = free_port()
             url = f"http://127.0.0.1:{port}"
-            workers.append((self._ferry(f"connect{i + 1}", "connect", "distributed",
-                                        "--config", str(path), "--rest",
-                                        f"127.0.0.1:{port}"), url))
+            workers.append((self._service(f"connect{i + 1}", "connect", props, "--rest",
+                                          f"127.0.0.1:{port}", "--advertised-url", url), url))
         for child, url in workers:
             self._wait_http(child, url + "/health")
             self.worker_urls.append(url)

@@ -32,7 +32,8 @@ from pathlib import Path
 
 from core.cli.errors import CliError
 
-__all__ = ["SERVICES", "container_command", "env_to_properties", "register"]
+__all__ = ["SERVICES", "container_command", "env_to_properties", "properties_to_env",
+           "register"]
 
 #: service -> (environment prefix, the ``ferry`` command it runs)
 SERVICES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -70,6 +71,25 @@ def env_to_properties(environ: Mapping[str, str], prefix: str) -> dict[str, str]
 
         props[_UNDERSCORES.sub(one, raw)] = environ[name]
     return props
+
+
+def properties_to_env(props: Mapping[str, str], prefix: str) -> dict[str, str]:
+    """The variables ``env_to_properties`` turns back into ``props`` (``.`` → ``_``,
+    ``_`` → ``__``, ``-`` → ``___``, upper-cased). ValueError names a key the convention
+    cannot spell (upper-case letters, other punctuation, two separators in a row)."""
+    env: dict[str, str] = {}
+    for key, value in props.items():
+        name = prefix + key.replace("_", "__").replace(".", "_").replace("-", "___").upper()
+        if not _spellable(key) or env_to_properties({name: value}, prefix) != {key: value}:
+            raise ValueError(f"property {key!r} has no {prefix}* variable name: only "
+                             "lower-case letters, digits and single '.', '_' or '-' "
+                             "between them map")
+        env[name] = value
+    return env
+
+
+def _spellable(key: str) -> bool:
+    return re.fullmatch(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", key) is not None
 
 
 def container_command(service: str, args: Sequence[str], environ: Mapping[str, str],

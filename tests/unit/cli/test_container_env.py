@@ -6,8 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from core.cli.container import container_command, env_to_properties, write_properties
+from core.cli.container import (
+    container_command,
+    env_to_properties,
+    properties_to_env,
+    write_properties,
+)
 from core.cli.errors import CliError
 
 
@@ -53,3 +60,17 @@ def test_the_properties_file_reads_back_as_java_properties(tmp_path: Path) -> No
     path = tmp_path / "x.properties"
     write_properties(path, {"a.b": "c:d=e", "path": "C:\\data", "empty": ""})
     assert load_config_file(str(path)) == {"a.b": "c:d=e", "path": "C:\\data", "empty": ""}
+
+
+@given(st.dictionaries(
+    st.from_regex(r"[a-z0-9]{1,6}(?:[._-][a-z0-9]{1,6}){0,4}", fullmatch=True),
+    st.text(max_size=10), max_size=8))
+def test_properties_to_env_is_the_inverse_of_env_to_properties(props: dict[str, str]) -> None:
+    assert env_to_properties(properties_to_env(props, "FERRY_CONNECT_"),
+                             "FERRY_CONNECT_") == props
+
+
+@pytest.mark.parametrize("key", ["a..b", "a._b", "Upper", "a:b", "", "a.", "_a"])
+def test_a_property_the_convention_cannot_spell_is_refused(key: str) -> None:
+    with pytest.raises(ValueError, match="variable name"):
+        properties_to_env({key: "1"}, "FERRY_BROKER_")
