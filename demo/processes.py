@@ -19,13 +19,14 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 __all__ = ["PASSWORD", "Child", "PostgresServer", "PostgresUnavailable", "free_port",
-           "server_bindir", "wait_listening"]
+           "server_bindir", "start_moto", "wait_listening"]
 
 PASSWORD = "ferry-test"
 START_TIMEOUT_S = 60.0
@@ -111,6 +112,22 @@ class Child:
             self.proc.wait(10)
         if self.proc.stdin is not None:
             self.proc.stdin.close()
+
+
+def start_moto(log_path: Path, timeout: float = 30.0) -> tuple[Child, str]:
+    """``moto_server`` (an S3 API, PyPI ``moto[server]``) on a free 127.0.0.1 port, once it
+    listens: the process and its URL."""
+    port = free_port()
+    exe = shutil.which("moto_server")
+    cmd = [exe] if exe else [sys.executable, "-m", "moto.server"]
+    env = {**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true"}
+    child = Child("moto", [*cmd, "-H", "127.0.0.1", "-p", str(port)], log_path, env=env)
+    try:
+        wait_listening(port, child.alive, "moto_server", timeout)
+    except RuntimeError:
+        child.stop()
+        raise
+    return child, f"http://127.0.0.1:{port}"
 
 
 class PostgresUnavailable(RuntimeError):

@@ -21,7 +21,14 @@ from pathlib import Path
 
 from core.cli.container import SERVICES, properties_to_env
 from demo import topology
-from demo.processes import PASSWORD, Child, PostgresServer, free_port, wait_listening
+from demo.processes import (
+    PASSWORD,
+    Child,
+    PostgresServer,
+    free_port,
+    start_moto,
+    wait_listening,
+)
 
 __all__ = ["DemoStack"]
 
@@ -108,15 +115,8 @@ class DemoStack:
                            env=env)
 
     def _start_s3(self) -> None:
-        import shutil
-
-        port = free_port()
-        exe = shutil.which("moto_server")
-        cmd = [exe] if exe else [sys.executable, "-m", "moto.server"]
-        env = {**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true"}
-        s3 = self._child("moto", [*cmd, "-H", "127.0.0.1", "-p", str(port)], env=env)
-        wait_listening(port, s3.alive, "moto_server", READY_TIMEOUT_S)
-        self.s3_url = f"http://127.0.0.1:{port}"
+        s3, self.s3_url = start_moto(self.workdir / "moto.log", READY_TIMEOUT_S)
+        self.children.append(s3)
         self.s3_client().create_bucket(Bucket=BUCKET)
         self.say(f"s3          {self.s3_url} (moto_server, bucket {BUCKET})")
 
@@ -147,7 +147,11 @@ class DemoStack:
             props = topology.broker_settings(node, self.nodes, str(self.workdir / name / "data"))
             child = self._service(name, "broker", props, "--metrics",
                                   f"127.0.0.1:{free_port()}")
-            wait_listening(node.port, child.alive, child.name, READY_TIMEOUT_S)
+            try:
+                wait_listening(node.port, child.alive, child.name, READY_TIMEOUT_S)
+            except RuntimeError as exc:
+                last = child.output(1000).strip().splitlines()[-1:] or ["(no output)"]
+                raise RuntimeError(f"{exc}: {last[0]}") from None
         self.say(f"brokers     {topology.bootstrap(self.nodes)} "
                  f"({len(self.nodes)} node{'s' if len(self.nodes) > 1 else ''})")
 

@@ -4,6 +4,7 @@ behind, and a missing prerequisite named in one line."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -53,6 +54,35 @@ def test_demo_check_passes_end_to_end(tmp_path: Path) -> None:
     assert [line.split()[:2] for line in summary] == [
         ["PASS", "s3"], ["PASS", "index"], ["PASS", "reporting"]], out[-3000:]
     assert "ferry demo --check: passed" in out
+
+
+def test_demo_check_fails_when_changes_do_not_arrive(tmp_path: Path) -> None:
+    """The check can fail: with an S3 sink that leaves one table's topic out, S3 misses
+    that table's changes, the check says which, and the exit code is 1. (The other two
+    destinations may still be catching up when the short settle time ends: this test
+    waits only for the S3 verdict, which cannot change.)"""
+    _needs_everything()
+    files = tmp_path / "connectors"
+    files.mkdir()
+    for path in (REPO / "docker" / "connectors").glob("*.json"):
+        connector = json.loads(path.read_text())
+        if connector["name"] == "s3-raw-changes":
+            connector["config"]["topics"] = "shop.public.customers,shop.public.orders"
+        (files / path.name).write_text(json.dumps(connector))
+    proc = _ferry("demo", "--check", "--duration", "5", "--settle", "20", "--connectors",
+                  str(files), "--workdir", str(tmp_path / "demo"))
+    try:
+        out, _ = proc.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=STOP_TIMEOUT_S)
+    assert proc.returncode == 1, out[-6000:]
+    summary = {line.split()[1]: line for line in out.splitlines()
+               if line.startswith(("PASS", "FAIL"))}
+    assert summary["s3"].startswith("FAIL") and "('products', 'r', 1)" in summary["s3"], out
+    assert set(summary) == {"s3", "index", "reporting"}
+    assert "ferry demo --check: FAILED" in out
 
 
 def _descendants(root: int) -> set[int]:
