@@ -116,6 +116,7 @@ def _run(args: argparse.Namespace) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     # SIGTERM stops the demo as Ctrl-C does: through the same finally blocks.
     previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous_int = signal.getsignal(signal.SIGINT)
     try:
         return _demo(args, files, workdir, duration)
     except KeyboardInterrupt:
@@ -123,6 +124,7 @@ def _run(args: argparse.Namespace) -> int:
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -205,7 +207,14 @@ def _demo(args: argparse.Namespace, files: list, workdir: Path, duration: float 
         ok = all(r.ok for r in results)
         _say("ferry demo --check: " + ("passed" if ok else "FAILED"))
         return 0 if ok else 1
+    except KeyboardInterrupt:
+        _say("ferry demo: stopping every process it started")
+        raise
     finally:
+        # A second Ctrl-C must not cut the clean-up short (it is bounded: each process
+        # gets SIGTERM, then its group SIGKILL).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if load is not None:
             load.stop()
         if observer is not None:
