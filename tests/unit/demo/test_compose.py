@@ -247,3 +247,16 @@ def test_a_typo_in_a_variable_name_is_caught(service: str, tmp_path: Path) -> No
         "connect": lambda: topology.worker_settings(LOG),
         "registry": lambda: topology.registry_settings(LOG)}[kind]()
     assert props != expected
+
+
+def test_docker_compose_config_accepts_the_file_where_the_cli_has_compose() -> None:
+    import shutil
+    import subprocess
+
+    docker = shutil.which("docker")
+    if docker is None or subprocess.run([docker, "compose", "version"], capture_output=True,
+                                        timeout=30).returncode != 0:
+        pytest.skip("no `docker compose` CLI here; the JSON schema checks above still ran")
+    out = subprocess.run([docker, "compose", "-f", str(DOCKER / "compose.yaml"), "config",
+                          "-q"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
