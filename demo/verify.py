@@ -4,7 +4,7 @@
   change: a snapshot read (``r``) of every seeded row and one ``c``/``u`` per insert and
   update the load generator made, by table and primary key, no more and no fewer.
 * **The index (pipeline output)**: one document per order, equal to the order's latest
-  state in the table (status and amount).
+  state in the table (customer, product, quantity, status and amount).
 * **The reporting table (an aggregate)**: orders and their sum per customer per minute,
   equal to the same aggregate computed by PostgreSQL over the ``orders`` table.
 """
@@ -75,9 +75,20 @@ def check_s3(observer: Observer, expected: Counter) -> Result:
     return Result("s3", False, _diff(expected, actual))
 
 
-def _orders(conn) -> dict[str, tuple[str, decimal.Decimal]]:
-    return {str(i): (status, amount) for i, status, amount in
-            conn.execute("SELECT id, status, amount FROM orders").fetchall()}
+#: The order columns compared between the table and the index.
+_COLUMNS = ("customer_id", "product_id", "quantity", "status", "amount")
+
+
+def _orders(conn) -> dict[str, tuple]:
+    rows = conn.execute(f"SELECT id, {', '.join(_COLUMNS)} FROM orders").fetchall()
+    return {str(i): tuple(rest) for i, *rest in rows}
+
+
+def _document(source: dict[str, Any]) -> tuple:
+    values = [source.get(c) for c in _COLUMNS]
+    amount = values[-1]
+    values[-1] = None if amount is None else decimal.Decimal(str(amount))
+    return tuple(values)
 
 
 def check_index(observer: Observer, conn) -> Result:
@@ -90,11 +101,10 @@ def check_index(observer: Observer, conn) -> Result:
         hits = answer.json()["hits"]["hits"] if answer.status_code == 200 else []
     except (requests.RequestException, ValueError, KeyError):
         hits = []
-    actual = {h["_id"]: (h["_source"].get("status"),
-                         decimal.Decimal(str(h["_source"].get("amount"))))
-              for h in hits}
+    actual = {h["_id"]: _document(h["_source"]) for h in hits}
     if actual == expected:
-        return Result("index", True, f"{len(actual)} documents, each order's latest state")
+        return Result("index", True, f"{len(actual)} documents, each equal to its order's "
+                      "current row")
     wrong = sorted(k for k in expected if k in actual and actual[k] != expected[k])
     return Result("index", False, f"{len(actual)} documents for {len(expected)} orders; "
                   f"missing {sorted(set(expected) - set(actual), key=int)[:5]}, "
