@@ -260,3 +260,27 @@ def test_docker_compose_config_accepts_the_file_where_the_cli_has_compose() -> N
     out = subprocess.run([docker, "compose", "-f", str(DOCKER / "compose.yaml"), "config",
                           "-q"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
+
+
+def test_the_image_is_slim_non_root_exec_form_and_health_checked() -> None:
+    text = (DOCKER / "Dockerfile").read_text()
+    base = re.search(r"^ARG PYTHON_IMAGE=(\S+)$", text, re.M).group(1)
+    assert re.fullmatch(r"python:3\.\d+\.\d+-slim-\w+", base), base  # pinned, slim
+    stages = re.split(r"^FROM ", text, flags=re.M)[1:]
+    runtime = next(s for s in stages if s.startswith("${PYTHON_IMAGE} AS ferry"))
+    assert re.search(r"^USER 10001$", runtime, re.M)
+    assert re.search(r"^HEALTHCHECK --interval=\S+ --timeout=\S+ --start-period=\S+ "
+                     r"--retries=\d+ \\\n\s+CMD \[", runtime, re.M)
+    assert 'ENTRYPOINT ["ferry"]' in runtime
+    assert '"ferryman[postgres,s3,jdbc,elasticsearch]"' in runtime
+    spark = next(s for s in stages if s.startswith("ferry AS spark"))
+    assert "openjdk-17-jre-headless" in spark and re.search(r"^USER 10001$", spark, re.M)
+    # Every directory the build copies is a package of the distribution.
+    copied = set(re.findall(r"^COPY (\w+) \./\1$", text, re.M))
+    import tomllib
+
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"]["find"]["include"]
+    assert copied == {p.rstrip("*") for p in include}
+    ignore = (DOCKER / "Dockerfile.dockerignore").read_text()
+    assert all(f"!{d}/" in ignore for d in copied)
