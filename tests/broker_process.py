@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from demo.processes import free_port, wait_listening
+from core.cli.demo.processes import free_port, wait_listening
 
 __all__ = ["START_TIMEOUT_S", "BrokerProcess", "free_port"]
 

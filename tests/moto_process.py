@@ -16,7 +16,7 @@ from typing import Any
 import boto3
 import botocore.config
 
-from demo.processes import start_moto
+from core.cli.demo.processes import start_moto
 
 __all__ = ["FaultProxy", "MotoServer", "Stall", "s3_client"]
 

@@ -7,7 +7,7 @@ for how it runs as root.
 
 from __future__ import annotations
 
-from demo.processes import PASSWORD, PostgresServer, PostgresUnavailable, server_bindir
+from core.cli.demo.processes import PASSWORD, PostgresServer, PostgresUnavailable, server_bindir
 
 __all__ = ["PASSWORD", "PostgresProcess", "PostgresUnavailable", "server_bindir"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from demo.cli import missing_prerequisites
+from core.cli.demo.cli import missing_prerequisites
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.spark]
 

@@ -19,8 +19,8 @@ import yaml
 from jsonschema import Draft7Validator
 
 from core.cli.container import container_command
+from core.cli.demo import connectors, topology
 from core.cli.main import build_parser
-from demo import connectors, topology
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCKER = ROOT / "docker"

@@ -23,8 +23,13 @@ COMPOSE_PG_PASSWORD = "ferry-demo"
 
 
 def default_dir() -> Path:
-    """``docker/connectors`` of the source tree this package runs from."""
-    return Path(__file__).resolve().parents[1] / "docker" / "connectors"
+    """``docker/connectors`` of the source tree this package runs from (an editable
+    install), else of the current directory (a checkout installed with ``pip install .``,
+    as the README does)."""
+    source_tree = Path(__file__).resolve().parents[3] / "docker" / "connectors"
+    if source_tree.is_dir():
+        return source_tree
+    return Path.cwd() / "docker" / "connectors"
 
 
 def load(directory: Path) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from demo import topology
+from core.cli.demo import topology
 
 __all__ = ["TOPICS", "Observer", "Snapshot", "render"]
 
@@ -70,7 +70,7 @@ class Observer:
         return out
 
     def s3_keys(self, prefix: str = "raw/") -> list[str]:
-        from demo.stack import BUCKET
+        from core.cli.demo.stack import BUCKET
 
         keys: list[str] = []
         try:

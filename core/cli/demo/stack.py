@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.cli.container import SERVICES, properties_to_env
-from demo import topology
-from demo.processes import (
+from core.cli.demo import topology
+from core.cli.demo.processes import (
     PASSWORD,
     Child,
     PostgresServer,

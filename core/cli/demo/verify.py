@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from demo.observe import INDEX, REPORT_TABLE, Observer
+from core.cli.demo.observe import INDEX, REPORT_TABLE, Observer
 
 __all__ = ["Result", "check_all", "expected_changes"]
 
@@ -42,7 +42,7 @@ def expected_changes(seeded: Any, changes: list[tuple[str, str, int]]) -> Counte
 def s3_changes(observer: Observer) -> Counter:
     import pyarrow.parquet as pq
 
-    from demo.stack import BUCKET
+    from core.cli.demo.stack import BUCKET
 
     found: Counter = Counter()
     for key in observer.s3_keys():

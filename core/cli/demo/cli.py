@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def missing_prerequisites() -> list[str]:
     """One line per missing prerequisite, naming it and how to install it."""
-    from demo.processes import PostgresUnavailable, server_bindir
+    from core.cli.demo.processes import PostgresUnavailable, server_bindir
 
     missing = []
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
@@ -103,7 +103,7 @@ def _run(args: argparse.Namespace) -> int:
         for line in missing:
             sys.stderr.write(f"ferry demo: missing {line}\n")
         return 1
-    from demo import connectors
+    from core.cli.demo import connectors
 
     directory = Path(args.connectors) if args.connectors else connectors.default_dir()
     try:
@@ -140,10 +140,10 @@ def _say(line: str) -> None:
 
 def _demo(args: argparse.Namespace, files: list, workdir: Path, duration: float | None
           ) -> int:
-    from demo import connectors, shop, verify
-    from demo.observe import Observer, render
-    from demo.processes import PASSWORD
-    from demo.stack import DemoStack
+    from core.cli.demo import connectors, shop, verify
+    from core.cli.demo.observe import Observer, render
+    from core.cli.demo.processes import PASSWORD
+    from core.cli.demo.stack import DemoStack
 
     _say(f"ferry demo: starting (logs in {workdir})")
     stack = DemoStack(workdir, brokers=args.brokers, workers=args.workers,

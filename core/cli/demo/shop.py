@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    log = logging.getLogger("demo.shop")
+    log = logging.getLogger("core.cli.demo.shop")
     with psycopg.connect(args.dsn, autocommit=True) as conn:
         seeded = existing(conn) or seed(conn, random.Random(args.seed))
     log.info("shop has %d customers, %d products, %d orders; %.3g changes/s",
