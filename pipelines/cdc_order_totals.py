@@ -19,6 +19,7 @@ Input: Debezium-shaped change events (``format("ferry-cdc")``) whose rows have t
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 DESCRIPTION = ("streaming CDC: orders change events -> current state per order (compacted "
@@ -43,10 +44,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "and stops")
     parser.add_argument("--timeout", type=float, default=0,
                         help="stop after this many seconds (0: run until stopped)")
+    parser.add_argument("--totals-envelope", choices=["none", "connect-json"], default="none",
+                        help="connect-json: totals values carry their Connect schema "
+                             "(JsonConverter with schemas.enable=true), for sinks that need "
+                             "one, such as the JDBC sink")
     parser.add_argument("--schema", default=None,
                         help="the row columns as DDL ('op string, id int, ...') when the "
                              "source topic may still be empty")
 
+
+#: The Connect schema of a totals value under ``--totals-envelope connect-json``.
+TOTALS_SCHEMA = {"type": "struct", "name": "order_totals", "optional": False, "fields": [
+    {"field": "customer_id", "type": "int64", "optional": False},
+    {"field": "window_start", "type": "string", "optional": False},
+    {"field": "window_end", "type": "string", "optional": False},
+    {"field": "orders", "type": "int64", "optional": False},
+    {"field": "total", "type": "double", "optional": True}]}
 
 #: Timestamps in the state keep the microseconds PostgreSQL stores (Spark's JSON default
 #: cuts them to milliseconds).
@@ -76,12 +89,26 @@ def build(spark, args: argparse.Namespace):
                   F.concat_ws("|", F.col(args.customer).cast("string"),
                               F.date_format("window.start", "yyyy-MM-dd'T'HH:mm:ss'Z'"))
                   .alias("key"),
-                  F.to_json(F.struct(F.col(args.customer).alias("customer_id"),
-                                     F.col("window.start").alias("window_start"),
-                                     F.col("window.end").alias("window_end"),
-                                     "orders", F.col("total").cast("string").alias("total")))
-                  .alias("value")))
+                  _totals_value(args).alias("value")))
     return state, totals
+
+
+def _totals_value(args: argparse.Namespace):
+    from pyspark.sql import functions as F
+
+    if getattr(args, "totals_envelope", "none") != "connect-json":
+        return F.to_json(F.struct(F.col(args.customer).alias("customer_id"),
+                                  F.col("window.start").alias("window_start"),
+                                  F.col("window.end").alias("window_end"),
+                                  "orders", F.col("total").cast("string").alias("total")))
+    iso = "yyyy-MM-dd'T'HH:mm:ss'Z'"
+    payload = F.to_json(F.struct(
+        F.col(args.customer).cast("long").alias("customer_id"),
+        F.date_format("window.start", iso).alias("window_start"),
+        F.date_format("window.end", iso).alias("window_end"),
+        "orders", F.col("total").cast("double").alias("total")))
+    return F.concat(F.lit('{"schema":' + json.dumps(TOTALS_SCHEMA) + ',"payload":'), payload,
+                    F.lit("}"))
 
 
 def main(spark, args: argparse.Namespace) -> int:

@@ -11,21 +11,15 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from core.cli.demo.processes import free_port, wait_listening
 
 __all__ = ["START_TIMEOUT_S", "BrokerProcess", "free_port"]
 
 START_TIMEOUT_S = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class BrokerProcess:
@@ -56,17 +50,12 @@ class BrokerProcess:
             stdout=log, stderr=subprocess.STDOUT,
             preexec_fn=self._limit_open_files if self.open_files else None)
         log.close()
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"broker exited with {self.proc.returncode}:\n{self.output()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        self.kill()
-        raise RuntimeError(f"broker did not listen within {START_TIMEOUT_S} s:\n{self.output()}")
+        proc = self.proc
+        try:
+            wait_listening(self.port, lambda: proc.poll() is None, "broker", START_TIMEOUT_S)
+        except RuntimeError as exc:
+            self.kill()
+            raise RuntimeError(f"{exc} (exit code {proc.returncode}):\n{self.output()}") from None
 
     def _limit_open_files(self) -> None:  # in the child, before exec
         assert self.open_files is not None

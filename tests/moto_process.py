@@ -7,14 +7,7 @@ from __future__ import annotations
 
 import http.client
 import http.server
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +15,8 @@ from typing import Any
 
 import boto3
 import botocore.config
-from broker_process import free_port
+
+from core.cli.demo.processes import start_moto
 
 __all__ = ["FaultProxy", "MotoServer", "Stall", "s3_client"]
 
@@ -40,27 +34,9 @@ class MotoServer:
     """``moto_server -H 127.0.0.1 -p PORT``; ``stop()`` kills it."""
 
     def __init__(self, log_dir: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        exe = shutil.which("moto_server")
-        cmd = [exe] if exe else [sys.executable, "-m", "moto.server"]
-        self._log = open(log_dir / "moto.log", "ab")  # noqa: SIM115 - owned by the process
-        env = {**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true"}
-        self.proc = subprocess.Popen([*cmd, "-H", "127.0.0.1", "-p", str(self.port)],
-                                     stdout=self._log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"moto_server exited ({self.proc.returncode}); see "
-                                   f"{log_dir / 'moto.log'}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError("moto_server did not listen in time") from None
-                time.sleep(0.1)
+        self._child, self.url = start_moto(log_dir / "moto.log", START_TIMEOUT_S)
+        self.proc = self._child.proc
+        self.port = int(self.url.rsplit(":", 1)[1])
         self.client = s3_client(self.url)
 
     def create_bucket(self, name: str) -> None:
@@ -84,10 +60,7 @@ class MotoServer:
         return sorted(keys)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-        self._log.close()
+        self._child.stop(timeout=0)
 
 
 @dataclass(frozen=True)
