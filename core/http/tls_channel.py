@@ -30,6 +30,7 @@ PEERCERT_ENVIRON_KEY = "ferry.tls.peercert"
 #: Encrypted bytes the socket did not take yet; past this the channel takes no more
 #: plaintext until the socket drained it (back-pressure for large answers).
 _MAX_PENDING = 256 * 1024
+_SEND_CHUNK = 64 * 1024
 
 
 class TlsTask(WSGITask):
@@ -151,7 +152,8 @@ class TlsChannel(HTTPChannel):
     def _send_pending(self) -> None:
         while self._pending:
             try:
-                sent = self.socket.send(self._pending)
+                # a copy: a bytearray exported to a failing send cannot be cleared
+                sent = self.socket.send(bytes(self._pending[:_SEND_CHUNK]))
             except BlockingIOError:
                 return
             except OSError:
