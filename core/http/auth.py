@@ -2,7 +2,8 @@
 
 ``BasicAuth`` wraps a WSGI app. A request without credentials, with a malformed header or
 with a wrong user or password gets ``401`` and ``WWW-Authenticate: Basic realm="..."``;
-a user without one of ``allowed_roles`` gets ``403``. An authenticated request reaches the
+a user without one of ``allowed_roles`` gets ``403`` (a user whose roles include ``*``
+passes whatever they are). An authenticated request reaches the
 app with ``REMOTE_USER`` (the access log prints it) and ``ferry.auth.roles`` set.
 ``bypass(environ)`` lets some requests through unauthenticated: Connect's signed
 worker-to-worker requests, as Kafka's extension does.
@@ -222,7 +223,7 @@ class BasicAuth:
         if entry is None:
             return shown, _Refusal("401 Unauthorized", "invalid_credentials",
                                    "Invalid user name or password")
-        if self._roles is not None and "*" not in self._roles \
+        if self._roles is not None and "*" not in self._roles and "*" not in entry.roles \
                 and not self._roles.intersection(entry.roles):
             return shown, _Refusal("403 Forbidden", "role_not_allowed",
                                    "User has no role allowed here")

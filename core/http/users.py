@@ -15,26 +15,52 @@ Passwords are compared in constant time; an unknown user costs the same comparis
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["UserEntry", "UserStore", "UsersFileError", "jaas_login_file"]
+__all__ = ["HASH_ALGORITHMS", "UserEntry", "UserStore", "UsersFileError", "hash_password",
+           "jaas_login_file"]
 
 
 class UsersFileError(ValueError):
     """A users or JAAS file is missing or malformed; the message names the file."""
 
 
+#: Karapace's authfile hashes: PBKDF2 (5000 iterations) or scrypt (n=16384, r=8, p=1),
+#: base64, over a salt string.
+HASH_ALGORITHMS = ("sha1", "sha256", "sha512", "scrypt")
+
+
+def hash_password(algorithm: str, salt: str, password: str) -> str:
+    """A password hashed as a Karapace authfile stores it."""
+    if algorithm == "scrypt":
+        raw = hashlib.scrypt(password.encode(), salt=salt.encode(), n=16384, r=8, p=1)
+    elif algorithm in HASH_ALGORITHMS:
+        raw = hashlib.pbkdf2_hmac(algorithm, password.encode(), salt.encode(), 5000)
+    else:
+        raise ValueError(f"unknown password hash algorithm {algorithm!r}; expected one of "
+                         f"{', '.join(HASH_ALGORITHMS)}")
+    return base64.b64encode(raw).decode("ascii")
+
+
 @dataclass(frozen=True)
 class UserEntry:
-    password: str
+    """``password`` in clear, as ``MD5:<hex>``, or (with ``algorithm``) a Karapace hash."""
+
+    password: str = field(repr=False)
     roles: tuple[str, ...] = ()
+    algorithm: str | None = None
+    salt: str = ""
 
     def matches(self, given: str) -> bool:
+        if self.algorithm is not None:
+            return hmac.compare_digest(self.password,
+                                       hash_password(self.algorithm, self.salt, given))
         if self.password.startswith("MD5:"):
             digest = hashlib.md5(given.encode(), usedforsecurity=False).hexdigest()
             return hmac.compare_digest(digest, self.password[4:].lower())
@@ -50,6 +76,11 @@ class UserStore:
     def __init__(self, users: Mapping[str, UserEntry], source: str = "") -> None:
         self._users = dict(users)
         self.source = source
+
+    def merged(self, other: UserStore) -> UserStore:
+        """These users and ``other``'s (``other`` wins on a name in both)."""
+        return UserStore({**self._users, **other._users},
+                         ", ".join(s for s in (self.source, other.source) if s))
 
     def __len__(self) -> int:
         return len(self._users)
