@@ -100,8 +100,11 @@ class RegistrySecurity:
             raise RegistryConfigError(f"{AUTHFILE_KEY} grants permissions to users, but no "
                                       "users are defined: add 'users' to it or set "
                                       "authentication.method=BASIC with a users file")
-        return cls(https=https, tls=tls, users=users, realm=realm, roles=roles,
-                   authorizer=authorizer, limiter=limiter)
+        security = cls(https=https, tls=tls, users=users, realm=realm, roles=roles,
+                       authorizer=authorizer, limiter=limiter)
+        security.server_context()  # unreadable PEM files fail here, naming their key
+        security.client_context()
+        return security
 
     def server_context(self) -> ssl.SSLContext | None:
         if not self.https:

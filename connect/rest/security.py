@@ -79,7 +79,10 @@ class RestSecurity:
             limiter = limiter_from_props(config)
         except ValueError as exc:
             raise ConfigError(AUTH_LIMIT_KEYS[0], str(exc)) from None
-        return cls(https=https, tls=tls, users=_users(config, environ), limiter=limiter)
+        security = cls(https=https, tls=tls, users=_users(config, environ), limiter=limiter)
+        security.server_context()  # unreadable PEM files fail here, naming their key
+        security.client_context()
+        return security
 
     def server_context(self) -> ssl.SSLContext | None:
         """The HTTPS listener's context (None for ``http://``)."""

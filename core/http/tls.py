@@ -81,15 +81,16 @@ class TlsSettings:
     def server_context(self) -> ssl.SSLContext:
         """The context of an HTTPS listener (TLS 1.2 or later); needs a keystore."""
         if not self.keystore:
-            raise TlsConfigError(self.prefix + "ssl.keystore.location",
-                                 "an HTTPS listener needs a PEM file with its private key "
-                                 "and certificate")
+            also = f" (or {self.prefix}ssl.keystore.location)" if self.prefix else ""
+            raise TlsConfigError("ssl.keystore.location",
+                                 f"an HTTPS listener needs a PEM file with its private key "
+                                 f"and certificate{also}")
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         self._load_chain(context)
         if self.client_auth != "none":
             if not self.truststore:
-                raise TlsConfigError(self.prefix + "ssl.truststore.location",
+                raise TlsConfigError("ssl.truststore.location",
                                      f"ssl.client.auth={self.client_auth} needs the CA "
                                      "certificates that sign client certificates")
             self._load_trust(context)
