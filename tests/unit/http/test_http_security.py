@@ -5,8 +5,10 @@ limits. Real servers (waitress on 127.0.0.1) and a real client (requests)."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
+import socket
 import ssl
 from collections.abc import Iterator
 from pathlib import Path
@@ -203,3 +205,30 @@ def test_request_limits_answer_before_the_app(servers: list[HttpServer]) -> None
     assert requests.post(server.url + "/", data=b"x" * 2048, timeout=5).status_code == 413
     big_header = requests.get(server.url + "/", headers={"X-Big": "y" * 8192}, timeout=5)
     assert big_header.status_code == 431
+
+
+def echo_length(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+    answer = hashlib.sha256(body).hexdigest().encode()
+    start_response("200 OK", [("Content-Length", str(len(answer)))])
+    return [answer]
+
+
+def test_https_reads_large_bodies_and_survives_garbage(ca: CertAuthority,
+                                                       servers: list[HttpServer]) -> None:
+    registry = CollectorRegistry()
+    server_cert = ca.issue("server")
+    server = serve(echo_length, tls=TlsSettings(keystore=str(server_cert.key_and_cert))
+                   .server_context(),
+                   on_tls_failure=tls_failure_hook(failure_counter(registry), "test"))
+    servers.append(server)
+    body = bytes(range(256)) * 12288  # 3 MiB: hundreds of TLS records in
+    answer = requests.post(server.url + "/", data=body, verify=str(ca.cert), timeout=30)
+    assert answer.text == hashlib.sha256(body).hexdigest()
+    # Bytes that are no TLS at all close that connection only, counted.
+    with socket.create_connection((server.host, server.port), timeout=5) as raw:
+        raw.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + bytes(range(256)))
+        assert not raw.recv(4096).startswith(b"HTTP/")  # an alert or EOF, no answer
+    assert requests.post(server.url + "/", data=b"ok", verify=str(ca.cert),
+                         timeout=30).status_code == 200
+    assert failures(registry, "tls_handshake") == 1
