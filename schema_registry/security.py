@@ -20,6 +20,7 @@ key                                meaning
 ``authentication.users.file``      Ferry: the ``user: password,role,...`` file itself
 ``registry_authfile``              Karapace's authfile: users with hashed passwords and
                                    per-subject permissions (alone, it turns BASIC on)
+``authentication.skip.paths``      paths served without authentication (comma list)
 =================================  ===============================================
 """
 
@@ -45,6 +46,7 @@ AUTHFILE_KEY = "registry_authfile"
 DEFAULT_REALM = "SchemaRegistry"
 SECURITY_KEYS = frozenset((
     "authentication.method", "authentication.realm", "authentication.roles",
+    "authentication.skip.paths",
     JAAS_CONFIG_KEY, USERS_FILE_KEY, AUTHFILE_KEY, "ssl.keystore.location",
     "ssl.keystore.certificate.location", "ssl.key.password", "ssl.keystore.password",
     "ssl.truststore.location", "ssl.client.auth", "ssl.client.authentication",
@@ -65,6 +67,7 @@ class RegistrySecurity:
     roles: tuple[str, ...] = ("*",)
     authorizer: Authorizer | None = None
     limiter: FailureLimiter = field(default_factory=FailureLimiter)
+    skip_paths: frozenset[str] = frozenset()
 
     @classmethod
     def from_props(cls, props: Mapping[str, str], *, https: bool,
@@ -100,8 +103,10 @@ class RegistrySecurity:
             raise RegistryConfigError(f"{AUTHFILE_KEY} grants permissions to users, but no "
                                       "users are defined: add 'users' to it or set "
                                       "authentication.method=BASIC with a users file")
+        skip = frozenset("/" + p.strip().strip("/") for p in
+                         (props.get("authentication.skip.paths") or "").split(",") if p.strip())
         security = cls(https=https, tls=tls, users=users, realm=realm, roles=roles,
-                       authorizer=authorizer, limiter=limiter)
+                       authorizer=authorizer, limiter=limiter, skip_paths=skip)
         security.server_context()  # unreadable PEM files fail here, naming their key
         security.client_context()
         return security

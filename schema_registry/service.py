@@ -176,7 +176,10 @@ class RegistryService:
             served = BasicAuth(served, security.users, realm=security.realm,
                                service="Schema Registry", registry=self.metrics_registry,
                                allowed_roles=security.roles, limiter=security.limiter,
-                               failures=failures)
+                               failures=failures,
+                               bypass=(lambda environ: environ.get("PATH_INFO", "")
+                                       in security.skip_paths) if security.skip_paths
+                               else None)
         self.server = RegistryServer(
             AccessLog(served, logging.getLogger("schema_registry.rest.access")), sock,
             tls=security.server_context(),

@@ -120,6 +120,9 @@ def test_basic_auth_roles_and_subject_permissions_with_confluents_client(secured
     assert orders_id != secret_id
     assert requests.get(leader.url + "/subjects", auth=("admin", "admin-pw"), verify=ca,
                         timeout=30).json() == ["orders-value", "salaries-value"]
+    # That answer is cached on the leader, for admin only: app's listing there is its own.
+    assert requests.get(leader.url + "/subjects", auth=("app", "app-pw"), verify=ca,
+                        timeout=30).json() == ["orders-value"]
 
     # The denied subject does not exist for app: filtered, 404 40401, 404 40403 by id.
     assert app.get_subjects() == ["orders-value"]
@@ -145,6 +148,14 @@ def test_basic_auth_roles_and_subject_permissions_with_confluents_client(secured
     # A Karapace authfile user with a hashed password.
     assert client(leader, ca, "karapace-user", "k-pw").get_subjects() == [
         "orders-value", "salaries-value"]
+
+    # authentication.skip.paths (Confluent's key) leaves chosen paths open.
+    assert requests.get(leader.url + "/schemas/types", verify=ca, timeout=30).status_code == 401
+    open_paths = start(**{"authentication.skip.paths": "/schemas/types,/v1/metadata/id",
+                          "leader.eligibility": "false"})
+    assert requests.get(open_paths.url + "/schemas/types", verify=ca,
+                        timeout=30).status_code == 200
+    assert requests.get(open_paths.url + "/subjects", verify=ca, timeout=30).status_code == 401
 
     # Failures were counted, and the metrics endpoint itself needs a user.
     metrics = requests.get(follower.url + "/metrics", auth=("admin", "admin-pw"), verify=ca,
