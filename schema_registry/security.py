@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from core.http.auth import AUTH_LIMIT_KEYS, FailureLimiter, limiter_from_props
-from core.http.tls import TlsConfigError, TlsSettings
+from core.http.tls import ReloadingContext, TlsConfigError, TlsSettings
 from core.http.users import UsersFileError, UserStore, jaas_login_file
 from schema_registry.authorization import Authorizer
 from schema_registry.errors import RegistryConfigError
@@ -111,11 +111,12 @@ class RegistrySecurity:
         security.client_context()
         return security
 
-    def server_context(self) -> ssl.SSLContext | None:
+    def server_context(self) -> ReloadingContext | None:
+        """The HTTPS listener's context, reloaded when its files change."""
         if not self.https:
             return None
         try:
-            return self.tls.server_context()
+            return ReloadingContext(self.tls)
         except TlsConfigError as exc:
             raise RegistryConfigError(str(exc)) from None
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.http.server import DEFAULT_THREADS, HttpServer, bind_listener
+from core.http.tls import ReloadingContext
 
 __all__ = ["RegistryServer", "bind_listener"]
 
@@ -21,7 +22,7 @@ class RegistryServer(HttpServer):
     """Serves ``app`` on ``sock`` until ``stop()``."""
 
     def __init__(self, app: Any, sock: socket.socket, *, threads: int = DEFAULT_THREADS,
-                 tls: ssl.SSLContext | None = None,
+                 tls: ssl.SSLContext | ReloadingContext | None = None,
                  on_tls_failure: Callable[[Any, ssl.SSLError], None] | None = None) -> None:
         super().__init__(app, name="sr-rest-server", ident="ferry-schema-registry",
                          sock=sock, threads=threads, max_request_body_size=MAX_BODY_BYTES,

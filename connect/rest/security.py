@@ -39,7 +39,7 @@ from core.http.auth import (
     limiter_from_props,
     tls_failure_hook,
 )
-from core.http.tls import TlsConfigError, TlsSettings
+from core.http.tls import ReloadingContext, TlsConfigError, TlsSettings
 from core.http.users import UsersFileError, UserStore, jaas_login_file
 
 __all__ = ["BASIC_AUTH_EXTENSION", "JAAS_CONFIG_KEY", "USERS_FILE_KEY", "RestSecurity"]
@@ -84,12 +84,13 @@ class RestSecurity:
         security.client_context()
         return security
 
-    def server_context(self) -> ssl.SSLContext | None:
-        """The HTTPS listener's context (None for ``http://``)."""
+    def server_context(self) -> ReloadingContext | None:
+        """The HTTPS listener's context, reloaded when its files change (None for
+        ``http://``)."""
         if not self.https:
             return None
         try:
-            return self.tls.server_context()
+            return ReloadingContext(self.tls)
         except TlsConfigError as exc:
             raise ConfigError(exc.key, str(exc)) from None
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.http.server import DEFAULT_THREADS, HttpServer, bind_listener
+from core.http.tls import ReloadingContext
 
 __all__ = ["RestServer", "bind_listener"]
 
@@ -20,7 +21,7 @@ class RestServer(HttpServer):
 
     def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int = 8083,
                  sock: socket.socket | None = None, threads: int = DEFAULT_THREADS,
-                 tls: ssl.SSLContext | None = None,
+                 tls: ssl.SSLContext | ReloadingContext | None = None,
                  on_tls_failure: Callable[[Any, ssl.SSLError], None] | None = None) -> None:
         super().__init__(app, name="connect-rest-server", ident="ferry-connect", host=host,
                          port=port, sock=sock, threads=threads, tls=tls,

@@ -25,6 +25,7 @@ from waitress.server import TcpWSGIServer
 from waitress.task import ThreadedTaskDispatcher
 from waitress.wasyncore import close_all
 
+from core.http.tls import ReloadingContext
 from core.http.tls_channel import TlsWSGIServer
 
 __all__ = ["DEFAULT_THREADS", "HttpServer", "bind_listener"]
@@ -51,7 +52,8 @@ class HttpServer:
 
     ``name`` names the server in logs and its thread; ``ident`` is the Server header;
     ``max_request_body_size`` and ``max_request_header_size`` (bytes) make waitress answer
-    413/431 itself past them. ``tls`` makes the listener HTTPS; ``on_tls_failure(addr,
+    413/431 itself past them. ``tls`` (a context, or a ``ReloadingContext``)
+    makes the listener HTTPS; ``on_tls_failure(addr,
     error)`` hears of each failed handshake (an untrusted or missing client certificate).
     """
 
@@ -60,7 +62,7 @@ class HttpServer:
                  threads: int = DEFAULT_THREADS,
                  max_request_body_size: int = DEFAULT_MAX_BODY_BYTES,
                  max_request_header_size: int = DEFAULT_MAX_HEADER_BYTES,
-                 tls: ssl.SSLContext | None = None,
+                 tls: ssl.SSLContext | ReloadingContext | None = None,
                  on_tls_failure: Callable[[Any, ssl.SSLError], None] | None = None) -> None:
         self.name = name
         self._sock = sock if sock is not None else bind_listener(host, port)

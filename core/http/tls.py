@@ -10,16 +10,26 @@ truststore). A ``JKS`` or ``PKCS12`` store type is refused with the key named.
 
 The same names under a prefix (Connect's ``listeners.https.``, a converter's
 ``schema.registry.``) win over the bare ones, as in Kafka.
+
+``ReloadingContext`` rebuilds a listener's context when one of its PEM files changes
+(looked at no more than once a second, on new connections): renewed certificates are
+served without a restart, and connections already open keep theirs.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import ssl
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CLIENT_AUTH_MODES", "TlsConfigError", "TlsSettings"]
+__all__ = ["CLIENT_AUTH_MODES", "ReloadingContext", "TlsConfigError", "TlsSettings"]
+
+log = logging.getLogger(__name__)
 
 CLIENT_AUTH_MODES = ("none", "requested", "required")
 _KEYS = ("ssl.keystore.location", "ssl.keystore.certificate.location", "ssl.key.password",
@@ -146,6 +156,54 @@ class TlsSettings:
         except ssl.SSLError as exc:
             raise TlsConfigError(key, f"cannot load CA certificates from {self.truststore} "
                                  f"({exc.reason or exc}); it must be PEM") from None
+
+
+class ReloadingContext:
+    """``settings.server_context()``, built again when a PEM file's size or modification
+    time changed. A file caught half-written keeps the previous context (logged); the
+    next look tries again. Thread-safe."""
+
+    def __init__(self, settings: TlsSettings, *, interval_s: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self._interval_s = interval_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._stamp = self._files_stamp()
+        self._context = settings.server_context()  # raises for a bad setting, at start
+        self._checked = clock()
+        self.reloads = 0
+
+    def current(self) -> ssl.SSLContext:
+        now = self._clock()
+        with self._lock:
+            if now - self._checked < self._interval_s:
+                return self._context
+            self._checked = now
+            stamp = self._files_stamp()
+            if stamp == self._stamp:
+                return self._context
+            try:
+                self._context = self.settings.server_context()
+            except TlsConfigError as exc:
+                log.warning("TLS files changed but cannot be loaded (%s); serving the "
+                            "previous certificate until they can", exc)
+                return self._context
+            self._stamp = stamp
+            self.reloads += 1
+            log.info("TLS certificate reloaded from %s", self.settings.keystore)
+            return self._context
+
+    def _files_stamp(self) -> tuple[tuple[int, int], ...]:
+        stamps = []
+        for path in (self.settings.keystore, self.settings.certificate,
+                     self.settings.truststore):
+            try:
+                info = os.stat(path) if path else None
+            except OSError:
+                info = None
+            stamps.append((info.st_mtime_ns, info.st_size) if info else (0, 0))
+        return tuple(stamps)
 
 
 def _no_password() -> str:

@@ -53,8 +53,9 @@ class TlsChannel(HTTPChannel):
                  map: Any = None) -> None:
         self._incoming = ssl.MemoryBIO()
         self._outgoing = ssl.MemoryBIO()
-        self._tls = server.ssl_context.wrap_bio(self._incoming, self._outgoing,
-                                                server_side=True)
+        source = server.ssl_context
+        context = source if isinstance(source, ssl.SSLContext) else source.current()
+        self._tls = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
         self._pending = bytearray()
         self._handshaken = False
         self._closing = False
@@ -169,5 +170,6 @@ class TlsWSGIServer(TcpWSGIServer):
     """waitress's TCP server with ``TlsChannel`` connections."""
 
     channel_class = TlsChannel
-    ssl_context: ssl.SSLContext
+    #: A context, or a ``ReloadingContext`` asked for the current one at each accept.
+    ssl_context: Any
     on_tls_failure: Callable[[Any, ssl.SSLError], None] | None = None

@@ -22,7 +22,7 @@ from prometheus_client import CollectorRegistry
 from core.http.access_log import AccessLog
 from core.http.auth import BasicAuth, FailureLimiter, failure_counter, tls_failure_hook
 from core.http.server import HttpServer
-from core.http.tls import TlsConfigError, TlsSettings
+from core.http.tls import ReloadingContext, TlsConfigError, TlsSettings
 from core.http.users import UsersFileError, UserStore, jaas_login_file
 
 
@@ -232,3 +232,28 @@ def test_https_reads_large_bodies_and_survives_garbage(ca: CertAuthority,
     assert requests.post(server.url + "/", data=b"ok", verify=str(ca.cert),
                          timeout=30).status_code == 200
     assert failures(registry, "tls_handshake") == 1
+
+
+def served_name(server: HttpServer, ca: Path) -> str:
+    context = ssl.create_default_context(cafile=str(ca))
+    with socket.create_connection((server.host, server.port), timeout=5) as raw, \
+            context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        subject = dict(pair[0] for pair in tls.getpeercert()["subject"])
+        return str(subject["commonName"])
+
+
+def test_renewed_certificates_are_served_without_a_restart(
+        ca: CertAuthority, servers: list[HttpServer], tmp_path: Path) -> None:
+    keystore = tmp_path / "keystore.pem"
+    keystore.write_bytes(ca.issue("first").key_and_cert.read_bytes())
+    source = ReloadingContext(TlsSettings(keystore=str(keystore)), interval_s=0)
+    server = serve(hello, tls=source)
+    servers.append(server)
+    assert served_name(server, ca.cert) == "first"
+    keystore.write_bytes(ca.issue("second").key_and_cert.read_bytes())
+    assert served_name(server, ca.cert) == "second" and source.reloads == 1
+    # A file caught half-written keeps the previous certificate in service.
+    keystore.write_bytes(b"-----BEGIN PRIVATE KEY-----\nMIG")
+    assert served_name(server, ca.cert) == "second"
+    keystore.write_bytes(ca.issue("third").key_and_cert.read_bytes())
+    assert served_name(server, ca.cert) == "third" and source.reloads == 2
