@@ -15,7 +15,10 @@ Kafka Connect's settings, on the shared HTTP layer (``core.http``).
   also turns authentication on).
 * **Worker-to-worker**: as Kafka's filter does, ``POST /connectors/{name}/tasks`` passes
   unauthenticated: its body is signed with the session key (KIP-507) and checked by the
-  herder. A request forwarded to another worker carries the user's ``Authorization``.
+  herder. Ferry lets it through only when it carries a signature (Kafka lets an unsigned
+  one through too, which a group on ``connect.protocol=compatible`` then accepts from
+  anyone); secured clusters keep the default ``sessioned``. A request forwarded to
+  another worker carries the user's ``Authorization``.
 """
 
 from __future__ import annotations
@@ -118,10 +121,11 @@ class RestSecurity:
 
 
 def _internal_request(environ: dict[str, Any]) -> bool:
-    """Kafka's filter lets task configs sent by another worker through: the herder checks
-    their session-key signature instead."""
+    """Task configs sent by another worker pass, as Kafka's filter lets them: the herder
+    checks their session-key signature instead (an unsigned one must authenticate)."""
     return (environ.get("REQUEST_METHOD") == "POST"
-            and bool(_INTERNAL_TASKS.match(environ.get("PATH_INFO", ""))))
+            and bool(_INTERNAL_TASKS.match(environ.get("PATH_INFO", "")))
+            and bool(environ.get("HTTP_X_CONNECT_AUTHORIZATION")))
 
 
 def _users(config: Mapping[str, str], environ: Mapping[str, str]) -> UserStore | None:

@@ -106,10 +106,16 @@ def test_secured_workers_authenticate_forward_and_rebalance(secured) -> None:
     assert any(s["connector"]["worker_id"] == follower.worker_id for s in statuses)
     assert leader.herder.rebalances_completed >= 1
 
-    # The internal endpoint is no open door: without a valid signature the herder refuses.
+    # The internal endpoint is no open door: unsigned, it needs a user; with a forged
+    # signature the herder refuses it.
     code, _ = api(leader, "POST", "/connectors/s0/tasks", ca, [{"task.class": "x"}],
                   auth=None)
-    assert code in (400, 403)
+    assert code == 401
+    forged = requests.post(leader.url + "/connectors/s0/tasks", json=[{"task.class": "x"}],
+                           verify=ca, timeout=30, headers={
+                               "X-Connect-Authorization": "Zm9yZ2Vk",
+                               "X-Connect-Request-Signature-Algorithm": "HmacSHA256"})
+    assert forged.status_code == 403
 
     # The failures were counted.
     response = requests.get(leader.url + "/metrics", auth=USER, verify=ca, timeout=30)
