@@ -10,9 +10,11 @@ worker-to-worker requests, as Kafka's extension does.
 
 Every failure is counted (``ferry_http_authentication_failures_total{reason}`` in the
 service's registry) and logged once, naming the user and the client but never the
-secret. A client address with ``max_failures`` failures within ``window_s`` is refused
-with ``429`` and ``Retry-After`` until the window moved on, right or wrong credentials
-alike: guessing passwords costs time.
+secret. A client address with ``max_failures`` wrong credentials within ``window_s`` is
+refused with ``429`` and ``Retry-After`` until the window moved on, right or wrong
+credentials alike: guessing passwords costs time. A request without credentials is no
+guess (challenge-response clients send one before each authenticated request): it is
+counted, logged at debug level only, and not held against the address.
 """
 
 from __future__ import annotations
@@ -193,6 +195,13 @@ class BasicAuth:
             log.warning("%s: user %r from %s refused: %s", self._service, user, address,
                         refusal.message)
             return _answer(start_response, refusal.status, refusal.message)
+        if refusal.reason == "missing_credentials":
+            # Challenge-response clients (.NET, Java's Authenticator) ask without
+            # credentials first, every time: no guess, so no strike and no warning.
+            log.debug("%s: a request from %s came without credentials", self._service,
+                      address)
+            return _answer(start_response, refusal.status, refusal.message,
+                           [("WWW-Authenticate", f'Basic realm="{self.realm}"')])
         count = self.limiter.record(address)
         log.warning("%s: authentication failed for %s from %s: %s (%d failures from this "
                     "address within %.0f s)", self._service,

@@ -184,7 +184,10 @@ def test_basic_auth_401_403_429_counted_logged_without_secret(
         assert wrong.status_code == 401
         assert requests.get(url, headers={"Authorization": "Basic !!!"},
                             timeout=5).status_code == 401
-        # The third failure from this address: now even the right password waits.
+        assert requests.get(url, headers={"Authorization": "Bearer abc"},
+                            timeout=5).status_code == 401
+        # Three wrong credentials from this address (asking without any is no guess, a
+        # refused role no failure of the password): now even the right password waits.
         limited = requests.get(url, auth=("alice", "wonderland"), timeout=5)
         assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
         now[0] += 61  # the window moved on
@@ -196,6 +199,7 @@ def test_basic_auth_401_403_429_counted_logged_without_secret(
     assert failures(registry, "invalid_credentials") == 1
     assert failures(registry, "malformed_credentials") == 1
     assert failures(registry, "role_not_allowed") == 1
+    assert failures(registry, "unsupported_scheme") == 1
     assert failures(registry, "rate_limited") == 1
 
 
