@@ -84,12 +84,16 @@ class TlsChannel(HTTPChannel):
                 self._handshaken = True
                 self.peercert = self._tls.getpeercert() or None
             while True:
-                chunk = self._tls.read(65536)
-                if not chunk:  # close_notify from the client
-                    break
-                plain += chunk
+                plain += self._tls.read(65536)
         except ssl.SSLWantReadError:
             pass
+        except ssl.SSLZeroReturnError:  # close_notify: answer what came before it, then close
+            self._move_outgoing()
+            self._send_pending()
+            if not plain:
+                self.handle_close()
+                return
+            self.close_when_flushed = True
         except ssl.SSLError as exc:
             self._send_pending()
             if not self._handshaken and self._on_failure is not None:
