@@ -5,6 +5,7 @@ limits. Real servers (waitress on 127.0.0.1) and a real client (requests)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import logging
 import re
@@ -16,6 +17,8 @@ from typing import Any
 
 import pytest
 import requests
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from pem_certs import CertAuthority
 from prometheus_client import CollectorRegistry
 
@@ -23,7 +26,7 @@ from core.http.access_log import AccessLog
 from core.http.auth import BasicAuth, FailureLimiter, failure_counter, tls_failure_hook
 from core.http.server import HttpServer
 from core.http.tls import ReloadingContext, TlsConfigError, TlsSettings
-from core.http.users import UsersFileError, UserStore, jaas_login_file
+from core.http.users import UserEntry, UsersFileError, UserStore, jaas_login_file
 
 
 def hello(environ: dict[str, Any], start_response: Any) -> list[bytes]:
@@ -261,3 +264,23 @@ def test_renewed_certificates_are_served_without_a_restart(
     assert served_name(server, ca.cert) == "second"
     keystore.write_bytes(ca.issue("third").key_and_cert.read_bytes())
     assert served_name(server, ca.cert) == "third" and source.reloads == 2
+
+
+@given(header=st.one_of(st.text(max_size=200),
+                        st.binary(max_size=120).map(
+                            lambda b: "Basic " + base64.b64encode(b).decode())))
+@example(header="Basic " + base64.b64encode(b"alice:wonderland").decode())
+@example(header="basic  " + base64.b64encode(b"alice:wonderland ").decode())
+@settings(max_examples=300)
+def test_no_authorization_header_but_the_right_one_passes(header: str) -> None:
+    store = UserStore({"alice": UserEntry("wonderland")})
+    auth = BasicAuth(hello, store, realm="Fuzz", service="fuzz",
+                     registry=CollectorRegistry(),
+                     limiter=FailureLimiter(max_failures=10**9))
+    statuses: list[str] = []
+    auth({"PATH_INFO": "/", "REQUEST_METHOD": "GET", "REMOTE_ADDR": "10.0.0.1",
+          "wsgi.url_scheme": "http", "HTTP_AUTHORIZATION": header},
+         lambda status, headers, exc_info=None: statuses.append(status))
+    right = header.strip().lower().startswith("basic ") and header.strip()[6:].strip() == \
+        base64.b64encode(b"alice:wonderland").decode()
+    assert statuses == ["200 OK" if right else "401 Unauthorized"]
