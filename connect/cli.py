@@ -146,9 +146,11 @@ class _WorkerProcess:
                  rest_listener: str | None) -> None:
         from connect.rest import RestConfig
         from connect.rest.config import parse_host_port
+        from connect.rest.security import RestSecurity
 
         self.log_url = log_url
         self._rest_config = RestConfig.from_worker_config(worker_props)
+        self._security = RestSecurity.from_worker_config(worker_props)
         if rest_listener:
             self._rest_config = self._rest_config.with_listener(
                 *parse_host_port(rest_listener, "--rest"))
@@ -186,7 +188,12 @@ class _WorkerProcess:
         try:
             self._backend = open_backend(self.log_url)
             self._herder = self._make_herder(self._backend, self._sock.getsockname()[1])
-            self._server = RestServer(create_app(self._herder, rest), sock=self._sock)
+            from connect.rest.params import TLS_FAILURE_HOOK_KEY
+
+            app = create_app(self._herder, rest, self._security)
+            self._server = RestServer(app, sock=self._sock,
+                                      tls=self._security.server_context(),
+                                      on_tls_failure=app.extensions[TLS_FAILURE_HOOK_KEY])
             self._herder.start()
             self._started()
             self._server.start()
@@ -275,10 +282,11 @@ class DistributedWorker(_WorkerProcess):
             self.advertised_url, self.worker_id = self._advertised
         else:
             self.worker_id = self._rest_config.worker_id(bound_port)
-            self.advertised_url = f"http://{self.worker_id}"
+            self.advertised_url = f"{self._rest_config.scheme}://{self.worker_id}"
         worker = Worker(backend, self._config.worker, Plugins())
         return DistributedHerder(worker, self._config, worker_id=self.worker_id,
-                                 url=self.advertised_url)
+                                 url=self.advertised_url,
+                                 rest_client_tls=self._security.client_context())
 
 
 def _parse_advertised_url(url: str) -> tuple[str, str]:

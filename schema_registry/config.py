@@ -6,7 +6,8 @@ are read, every other key is ignored (logged at debug level). Durations are mill
 =====================================  =============  ====================================
 key                                    default        meaning
 =====================================  =============  ====================================
-``listeners``                          127.0.0.1:8081 where the REST API listens (first)
+``listeners``                          127.0.0.1:8081 where the REST API listens (first;
+                                                      ``https://`` serves HTTPS)
 ``host.name`` / ``host.port``          listener       how other instances reach this one
 ``inter.instance.protocol``            http           scheme other instances use
 ``kafkastore.topic``                   _schemas       the compacted topic holding it all
@@ -28,6 +29,8 @@ key                                    default        meaning
 ``mode.mutability``                    true           may the mode be changed
 ``ferry.log``                          (none)         the log URL if no --log
 =====================================  =============  ====================================
+
+HTTPS, authentication and authorization keys: see ``schema_registry.security``.
 """
 
 from __future__ import annotations
@@ -35,10 +38,11 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from schema_registry.errors import RegistryConfigError
+from schema_registry.security import SECURITY_KEYS, RegistrySecurity
 
 __all__ = ["DEFAULT_LISTEN", "RegistryConfig", "parse_host_port"]
 
@@ -58,16 +62,18 @@ _KNOWN = frozenset((
     "leader.eligibility", "master.eligibility", "kafkagroup.session.timeout.ms",
     "kafkagroup.heartbeat.interval.ms", "kafkagroup.rebalance.timeout.ms",
     "leader.read.timeout.ms", "mode.mutability", "ferry.log", "port", "dek.registry.topic",
+    *SECURITY_KEYS,
 ))
 
 
 def parse_host_port(text: str, what: str = "--listen") -> tuple[str, int]:
-    """``HOST:PORT``, ``[IPv6]:PORT`` or ``http://HOST:PORT`` (first of a comma list)."""
+    """``HOST:PORT``, ``[IPv6]:PORT`` or ``http(s)://HOST:PORT`` (first of a comma list)."""
     item = text.split(",")[0].strip()
     scheme, sep, rest = item.partition("://")
     if sep:
-        if scheme.lower() != "http":
-            raise RegistryConfigError(f"{what} {text!r}: only http listeners are supported")
+        if scheme.lower() not in ("http", "https"):
+            raise RegistryConfigError(f"{what} {text!r}: only http and https listeners are "
+                                      "supported")
         item = rest.rstrip("/")
     host, sep, port = item.rpartition(":")
     host = host.strip("[]")
@@ -102,6 +108,7 @@ class RegistryConfig:
     forward_timeout_ms: int = 10000
     mode_mutable: bool = True
     log_url: str | None = None
+    security: RegistrySecurity = field(default_factory=RegistrySecurity)
 
     @classmethod
     def from_props(cls, props: Mapping[str, Any]) -> RegistryConfig:
@@ -111,8 +118,12 @@ class RegistryConfig:
         if ignored:
             log.debug("ignoring registry settings %s", ", ".join(ignored))
         values: dict[str, Any] = {}
+        https = p.get("listeners", "").split(",")[0].strip().lower().startswith("https://")
         if "listeners" in p:
             values["host"], values["port"] = parse_host_port(p["listeners"], "listeners")
+        values["security"] = RegistrySecurity.from_props(p, https=https)
+        if https:
+            values["scheme"] = "https"
         elif "port" in p:
             values["port"] = _int(p, "port", 0)
         if p.get("host.name"):

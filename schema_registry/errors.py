@@ -4,6 +4,7 @@ Messages follow Confluent's ``Errors.java`` formats, so clients that match on th
 working. The REST layer turns every ``RegistryError`` into ``{"error_code", "message"}``::
 
     RegistryError(status, error_code, message)
+    ├── 403  ForbiddenError 40301 (a permission of ``registry_authfile`` is missing)
     ├── 404  SubjectNotFoundError 40401 · VersionNotFoundError 40402 · SchemaNotFoundError 40403
     │        SubjectSoftDeletedError 40404 · SubjectNotSoftDeletedError 40405
     │        VersionSoftDeletedError 40406 · VersionNotSoftDeletedError 40407
@@ -21,6 +22,7 @@ working. The REST layer turns every ``RegistryError`` into ``{"error_code", "mes
 from __future__ import annotations
 
 __all__ = [
+    "ForbiddenError",
     "ForwardingError",
     "IdDoesNotMatchError",
     "IncompatibleSchemaError",
@@ -66,6 +68,16 @@ class RegistryError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+# ---------------------------------------------------------------------------------- 403
+
+
+class ForbiddenError(RegistryError):
+    status, error_code = 403, 40301
+
+    def __init__(self, message: str = "Forbidden") -> None:
+        super().__init__(message)
 
 
 # ---------------------------------------------------------------------------------- 404

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import logging
+import ssl
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -26,19 +27,24 @@ _PASSED_HEADERS = ("Content-Type", "Accept", "Authorization",
 
 def forward_request(leader_url: str, method: str, path_and_query: str, body: bytes,
                     headers: Mapping[str, str], *, timeout_s: float,
-                    forwarded_by: tuple[str, str]) -> ForwardedResponse:
+                    forwarded_by: tuple[str, str],
+                    ssl_context: ssl.SSLContext | None = None) -> ForwardedResponse:
     """Send ``method path_and_query`` with ``body`` to ``leader_url``; the relayed answer.
 
     ``forwarded_by`` is the (header name, this instance's URL) marking the request as
-    forwarded. Raises ``ForwardingError`` if the leader cannot be reached or does not
-    answer within ``timeout_s``.
+    forwarded; ``ssl_context`` verifies an ``https://`` leader. Raises ``ForwardingError``
+    if the leader cannot be reached or does not answer within ``timeout_s``.
     """
     parts = urlsplit(leader_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ForwardingError(f"Cannot forward to the leader: bad leader URL {leader_url!r}")
-    connection_class = (http.client.HTTPSConnection if parts.scheme == "https"
-                        else http.client.HTTPConnection)
-    connection = connection_class(parts.hostname, parts.port, timeout=timeout_s)
+    connection: http.client.HTTPConnection
+    if parts.scheme == "https":
+        connection = http.client.HTTPSConnection(parts.hostname, parts.port,
+                                                 timeout=timeout_s, context=ssl_context)
+    else:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port,
+                                                timeout=timeout_s)
     sent = {name: headers[name] for name in _PASSED_HEADERS if name in headers}
     sent[forwarded_by[0]] = forwarded_by[1]
     try:

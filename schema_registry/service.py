@@ -32,6 +32,7 @@ from prometheus_client import CollectorRegistry
 
 from core.backends import LogBackend, open_backend
 from core.http.access_log import AccessLog
+from core.http.auth import BasicAuth, failure_counter, tls_failure_hook
 from core.http.observability import ObservedApp, new_registry
 from schema_registry.cluster import WriteRouter
 from schema_registry.config import RegistryConfig, parse_host_port
@@ -157,7 +158,9 @@ class RegistryService:
                               cluster_id=cfg.group_id,
                               forward_timeout_s=cfg.forward_timeout_ms / 1000,
                               dek=DekRegistry(self.dek_store.state,  # type: ignore[arg-type]
-                                              self.dek_store))
+                                              self.dek_store),
+                              authorizer=cfg.security.authorizer,
+                              client_tls=cfg.security.client_context())
         app = create_app(context)
         # /metrics and /health through the shared HTTP layer, outside the response cache
         # and the readiness wait, so a probe is answered at once during startup.
@@ -165,9 +168,22 @@ class RegistryService:
         self.metrics_registry.register(RegistryCollector(self))
         app.wsgi_app = RequestMetrics(  # type: ignore[method-assign]
             app.wsgi_app, app.url_map, self.metrics_registry)
-        self.server = RegistryServer(AccessLog(
-            ObservedApp(self.metrics_registry, lambda: registry_health(self), app),
-            logging.getLogger("schema_registry.rest.access")), sock)
+        served: Any = ObservedApp(self.metrics_registry, lambda: registry_health(self), app)
+        security = cfg.security
+        failures = failure_counter(self.metrics_registry)
+        if security.users is not None:
+            # In front of everything (the response cache too: its answers are per user).
+            served = BasicAuth(served, security.users, realm=security.realm,
+                               service="Schema Registry", registry=self.metrics_registry,
+                               allowed_roles=security.roles, limiter=security.limiter,
+                               failures=failures,
+                               bypass=(lambda environ: environ.get("PATH_INFO", "")
+                                       in security.skip_paths) if security.skip_paths
+                               else None)
+        self.server = RegistryServer(
+            AccessLog(served, logging.getLogger("schema_registry.rest.access")), sock,
+            tls=security.server_context(),
+            on_tls_failure=tls_failure_hook(failures, "Schema Registry"))
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop serving, leave the group (another instance takes over at once), stop the
@@ -214,7 +230,8 @@ class RegistryService:
         """Where the REST API listens, e.g. ``http://127.0.0.1:8081``."""
         if self.server is None:
             host, port = self.config.host, self.config.port
-            return f"http://{host}:{port}"
+            scheme = "https" if self.config.security.https else "http"
+            return f"{scheme}://{host}:{port}"
         return self.server.url
 
     @property

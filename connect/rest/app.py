@@ -20,7 +20,14 @@ from connect.rest.errors import register_error_handlers
 from connect.rest.forwarding import register_forwarding
 from connect.rest.logger_levels import LoggerLevels
 from connect.rest.metrics import ConnectCollector
-from connect.rest.params import HERDER_KEY, MAX_BODY_BYTES, REST_CONFIG_KEY
+from connect.rest.params import (
+    CLIENT_TLS_KEY,
+    HERDER_KEY,
+    MAX_BODY_BYTES,
+    REST_CONFIG_KEY,
+    TLS_FAILURE_HOOK_KEY,
+)
+from connect.rest.security import RestSecurity
 from connect.runtime.herder import Herder
 from core.http.access_log import AccessLog
 from core.http.observability import ObservedApp, new_registry
@@ -32,17 +39,23 @@ METRICS_REGISTRY_KEY = "ferry.metrics_registry"
 
 
 def create_app(herder: Herder,
-               config: RestConfig | Mapping[str, str] | None = None) -> Flask:
+               config: RestConfig | Mapping[str, str] | None = None,
+               security: RestSecurity | None = None) -> Flask:
     """The REST app over ``herder``. ``config`` is a ``RestConfig`` or the worker config
-    with Kafka's keys (``topic.tracking.enable``, ``admin.listeners``, ...)."""
+    with Kafka's keys (``topic.tracking.enable``, ``admin.listeners``, ...); ``security``
+    (HTTPS client settings, Basic auth) is read from that worker config when it is one."""
     rest_config = (config if isinstance(config, RestConfig)
                    else RestConfig.from_worker_config(config))
+    if security is None:
+        security = (RestSecurity() if isinstance(config, RestConfig)
+                    else RestSecurity.from_worker_config(config))
     app = Flask("connect.rest")
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep Kafka's field order
     app.url_map.strict_slashes = False  # "/connectors/" answers like "/connectors"
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES  # larger bodies: 413, unread
     app.extensions[HERDER_KEY] = herder
     app.extensions[REST_CONFIG_KEY] = rest_config
+    app.extensions[CLIENT_TLS_KEY] = security.client_context()
     register_error_handlers(app)
     register_forwarding(app)
     for blueprint in (root.bp, connectors.bp, tasks.bp, offsets.bp, plugins.bp, openapi.bp):
@@ -57,6 +70,9 @@ def create_app(herder: Herder,
     registry = new_registry()
     registry.register(ConnectCollector(herder))
     app.extensions[METRICS_REGISTRY_KEY] = registry
+    # Authentication in front of everything but the access log, /metrics included.
+    guarded, app.extensions[TLS_FAILURE_HOOK_KEY] = security.wrap(
+        ObservedApp(registry, None, app.wsgi_app), registry)
     app.wsgi_app = AccessLog(  # type: ignore[method-assign]
-        ObservedApp(registry, None, app.wsgi_app), logging.getLogger("connect.rest.access"))
+        guarded, logging.getLogger("connect.rest.access"))
     return app

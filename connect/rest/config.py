@@ -1,7 +1,8 @@
 """The REST settings of a worker config, parsed once with Kafka's key names.
 
-``listeners`` (``http://HOST:PORT``, first one used; an empty host means every
-interface), else the older ``rest.host.name``/``rest.port``, else ``127.0.0.1:8083``.
+``listeners`` (``http://HOST:PORT`` or ``https://HOST:PORT``, first one used; an empty
+host means every interface), else the older ``rest.host.name``/``rest.port``, else
+``127.0.0.1:8083``.
 ``rest.advertised.host.name``/``rest.advertised.port`` name the worker (its id).
 ``topic.tracking.enable`` and ``topic.tracking.allow.reset`` gate the topics endpoints;
 ``admin.listeners`` set to an empty value turns the ``/admin`` endpoints off.
@@ -28,6 +29,8 @@ class RestConfig:
     port: int = DEFAULT_PORT
     advertised_host: str | None = None
     advertised_port: int | None = None
+    #: ``https`` for an ``https://`` listener (``connect.rest.security`` reads its keys).
+    scheme: str = "http"
     topic_tracking_enable: bool = True
     topic_tracking_allow_reset: bool = True
     admin_enabled: bool = True
@@ -38,10 +41,10 @@ class RestConfig:
     def from_worker_config(cls, config: Mapping[str, str] | None) -> RestConfig:
         """Parse the REST keys of ``config``; ``ConfigError`` names a bad key."""
         config = config or {}
-        host, port = DEFAULT_HOST, DEFAULT_PORT
+        host, port, scheme = DEFAULT_HOST, DEFAULT_PORT, "http"
         listeners = config.get("listeners", "").strip()
         if listeners:
-            host, port = _parse_listener(listeners.split(",")[0].strip())
+            scheme, host, port = _parse_listener(listeners.split(",")[0].strip())
         elif config.get("rest.host.name") or config.get("rest.port"):
             host = config.get("rest.host.name") or DEFAULT_HOST
             port = _port(config.get("rest.port") or str(DEFAULT_PORT), "rest.port")
@@ -49,6 +52,7 @@ class RestConfig:
         return cls(
             host=host,
             port=port,
+            scheme=scheme,
             advertised_host=config.get("rest.advertised.host.name") or None,
             advertised_port=_port(advertised_port, "rest.advertised.port")
             if advertised_port else None,
@@ -78,12 +82,13 @@ def parse_host_port(text: str, what: str) -> tuple[str, int]:
     return (host.strip("[]") or "0.0.0.0"), _port(port, what)
 
 
-def _parse_listener(listener: str) -> tuple[str, int]:
+def _parse_listener(listener: str) -> tuple[str, str, int]:
     parts = urlsplit(listener)
-    if parts.scheme.lower() != "http":
-        raise ConfigError("listeners", f"only http:// listeners are supported, got "
-                                       f"{listener!r}")
-    return parse_host_port(parts.netloc, "listeners")
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise ConfigError("listeners", f"only http:// and https:// listeners are supported, "
+                                       f"got {listener!r}")
+    return (scheme, *parse_host_port(parts.netloc, "listeners"))
 
 
 def _port(text: str, key: str) -> int:

@@ -18,10 +18,11 @@ import threading
 import time
 from urllib.parse import quote, urlencode
 
-from flask import Flask, Response, request
+from flask import Flask, Response, current_app, request
 
 from connect.rest.errors import error_response
 from connect.rest.log_text import printable
+from connect.rest.params import CLIENT_TLS_KEY
 from connect.runtime.distributed.errors import RequestTargetError
 from connect.runtime.distributed.forwarding import ForwardingError, http_request
 from connect.runtime.distributed.session_keys import ALGORITHM_HEADER, SIGNATURE_HEADER
@@ -34,8 +35,10 @@ NO_LEADER_MESSAGE = ("Cannot complete request momentarily due to no known leader
                      "likely because a rebalance was underway.")
 CONFLICT_MESSAGE = ("Cannot complete request because of a conflicting operation (e.g. "
                     "worker rebalance)")
-#: Request headers relayed to the target (the body's type and an internal signature).
-_RELAYED_REQUEST_HEADERS = ("Content-Type", SIGNATURE_HEADER, ALGORITHM_HEADER)
+#: Request headers relayed to the target: the body's type, an internal signature, and the
+#: user's credentials (as Kafka's RestClient does: the target authenticates them again).
+_RELAYED_REQUEST_HEADERS = ("Content-Type", "Authorization", SIGNATURE_HEADER,
+                            ALGORITHM_HEADER)
 #: Response headers relayed back to the client.
 _RELAYED_RESPONSE_HEADERS = ("content-type", "location")
 #: A target that keeps failing (a dead leader, until the group notices) is logged at most
@@ -64,7 +67,8 @@ def _forward(exc: RequestTargetError) -> Response | tuple[Response, int]:
     log.debug("forwarding %s %s to %s (%s)", printable(request.method),
               printable(request.path), printable(url), exc)
     try:
-        answer = http_request(url, request.method, body, headers)
+        answer = http_request(url, request.method, body, headers,
+                              ssl_context=current_app.extensions.get(CLIENT_TLS_KEY))
     except ForwardingError as problem:
         if _should_log(exc.target_url):
             log.warning("forwarding %s %s to %s failed: %s", printable(request.method),

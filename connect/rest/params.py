@@ -16,9 +16,11 @@ from connect.rest.errors import RestError
 from connect.runtime.herder import Herder
 
 __all__ = [
+    "CLIENT_TLS_KEY",
     "HERDER_KEY",
     "MAX_BODY_BYTES",
     "REST_CONFIG_KEY",
+    "TLS_FAILURE_HOOK_KEY",
     "config_map",
     "current_herder",
     "json_body",
@@ -32,6 +34,10 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 
 HERDER_KEY = "ferry.connect.herder"
 REST_CONFIG_KEY = "ferry.connect.rest_config"
+#: The ``ssl.SSLContext`` (or None) of requests this worker forwards to other workers.
+CLIENT_TLS_KEY = "ferry.connect.client_tls"
+#: What the HTTPS listener calls on a failed handshake (counts it in this app's metrics).
+TLS_FAILURE_HOOK_KEY = "ferry.connect.tls_failure_hook"
 
 
 def current_herder() -> Herder:

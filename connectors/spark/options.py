@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "EARLIEST",
@@ -40,7 +41,14 @@ LOG_ENV_VAR = "FERRY_LOG"
 
 _COMMON = {"log", "kafka.bootstrap.servers", "valueformat", "keyformat",
            "schema.registry.url", "schemaregistryurl", "valueschemaversion",
-           "keyschemaversion", "mode"}
+           "keyschemaversion", "mode",
+           # Confluent's registry client settings (schema_registry.serde.client_options)
+           "basic.auth.credentials.source", "basic.auth.user.info",
+           "schema.registry.basic.auth.user.info", "schema.registry.ssl.truststore.location",
+           "schema.registry.ssl.keystore.location",
+           "schema.registry.ssl.keystore.certificate.location",
+           "schema.registry.ssl.key.password", "schema.registry.ssl.truststore.type",
+           "schema.registry.ssl.keystore.type"}
 _SOURCE = _COMMON | {
     "subscribe", "subscribepattern", "assign", "startingoffsets", "endingoffsets",
     "startingtimestamp", "startingoffsetsbytimestamp", "endingtimestamp",
@@ -216,6 +224,8 @@ class SourceOptions:
     value_format: str = "raw"
     key_format: str = "raw"
     registry_url: str = ""
+    #: How to reach the registry (credentials, TLS), from Confluent's client settings.
+    registry: Any = None
     value_schema_version: str = "latest"
     key_schema_version: str = "latest"
     mode: str = "FAILFAST"
@@ -302,6 +312,8 @@ class SinkOptions:
     value_format: str = "raw"
     key_format: str = "raw"
     registry_url: str = ""
+    #: How to reach the registry (credentials, TLS), from Confluent's client settings.
+    registry: Any = None
     value_schema_version: str = "latest"
     key_schema_version: str = "latest"
     mode: str = "FAILFAST"
@@ -365,6 +377,16 @@ def _formats(result: SourceOptions | SinkOptions, opts: Mapping[str, str]) -> No
         raise FerryOptionError(
                 "option 'schema.registry.url' is required with valueFormat/keyFormat "
                 "avro, json-schema or json (the subject's schema types the column)")
+    if result.registry_url:
+        from schema_registry.serde.client_options import RegistryClientOptions
+
+        try:
+            result.registry = RegistryClientOptions.from_props(result.registry_url, opts)
+        except ValueError as exc:
+            key, _, problem = str(exc).partition(": ")
+            raise FerryOptionError(f"option {key!r}: {problem}") from None
+        # Messages name the registry by its URL: never with credentials written in it.
+        result.registry_url = ",".join(result.registry.urls)
     result.value_schema_version = opts.get("valueschemaversion", "latest")
     result.key_schema_version = opts.get("keyschemaversion", "latest")
     mode = opts.get("mode", "FAILFAST").upper()

@@ -30,18 +30,17 @@ __all__ = ["registry_decoder", "registry_encoding", "spark_type_of"]
 
 log = logging.getLogger(__name__)
 
-_clients: dict[str, Any] = {}
-_parsed: dict[tuple[str, int], Any] = {}
+_clients: dict[Any, Any] = {}
+_parsed: dict[tuple[Any, int], Any] = {}
 _lock = threading.Lock()
 
 
-def _client(url: str):
-    from schema_registry.serde.client import RegistryClient
-
+def _client(options: Any):
+    """The cached client of one ``RegistryClientOptions`` (URLs, credentials, TLS)."""
     with _lock:
-        if url not in _clients:
-            _clients[url] = RegistryClient(url, timeout_s=10)
-        return _clients[url]
+        if options not in _clients:
+            _clients[options] = options.client(timeout_s=10)
+        return _clients[options]
 
 
 def _subject_topic(opts: SourceOptions | SinkOptions, role: str) -> str:
@@ -63,7 +62,7 @@ def _registered(opts: SourceOptions | SinkOptions, role: str):
 
     subject = f"{_subject_topic(opts, role)}-{role}"
     version = getattr(opts, f"{role}_schema_version")
-    client = _client(opts.registry_url)
+    client = _client(opts.registry)
     try:
         if version == "latest":
             return client.get_latest_version(subject)
@@ -151,7 +150,7 @@ def _json_schema_type(s: Any):
 @dataclass
 class RegistryDecoder(ColumnDecoder):
     fmt: str
-    registry_url: str
+    registry: Any  # RegistryClientOptions, pickled to the executors with the decoder
     reader_schema: Any
     failfast: bool
 
@@ -182,19 +181,19 @@ class RegistryDecoder(ColumnDecoder):
             return json.loads(bytes(payload))
         import fastavro
 
-        writer = _writer_schema(self.registry_url, schema_id)
+        writer = _writer_schema(self.registry, schema_id)
         return fastavro.schemaless_reader(io.BytesIO(payload), writer,
                                           _parsed_reader(self.reader_schema))
 
 
-def _writer_schema(url: str, schema_id: int):
+def _writer_schema(registry: Any, schema_id: int):
     import fastavro
 
-    key = (url, schema_id)
+    key = (registry, schema_id)
     with _lock:
         parsed = _parsed.get(key)
     if parsed is None:
-        text = _client(url).get_schema(schema_id).schema
+        text = _client(registry).get_schema(schema_id).schema
         parsed = fastavro.parse_schema(json.loads(text))
         with _lock:
             _parsed[key] = parsed
@@ -221,7 +220,7 @@ def registry_decoder(opts: SourceOptions, role: str, fmt: str) -> RegistryDecode
             f"option '{role}Format' is {fmt} but subject {registered.subject!r} holds a "
             f"{registered.schema.schema_type} schema")
     schema = json.loads(registered.schema.schema)
-    return RegistryDecoder(spark_type_of(schema, fmt), fmt, opts.registry_url, schema,
+    return RegistryDecoder(spark_type_of(schema, fmt), fmt, opts.registry, schema,
                            opts.mode == "FAILFAST")
 
 

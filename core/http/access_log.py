@@ -3,7 +3,8 @@
 ``AccessLog`` wraps a WSGI app: it takes the client's ``X-Request-Id`` (or makes one),
 binds it with the method and path to the log context while the app runs (so every line the
 request causes carries ``request_id``), answers it back in ``X-Request-Id``, and logs
-``GET /connectors 200 3.1 ms from 127.0.0.1`` on its logger once the status is known.
+``GET /connectors 200 3.1 ms from 127.0.0.1`` on its logger once the status is known,
+followed by ``user alice`` when authentication (``core.http.auth``) named one.
 """
 
 from __future__ import annotations
@@ -51,10 +52,12 @@ class AccessLog:
                 level = logging.DEBUG if path in ("/metrics", "/health", "/health/live") \
                     else logging.INFO
                 if self._log.isEnabledFor(level):
-                    self._log.log(level, "%s %s %s %.1f ms from %s", method, path,
+                    user = environ.get("REMOTE_USER")
+                    self._log.log(level, "%s %s %s %.1f ms from %s%s", method, path,
                                   status[0] if status else "500",
                                   (time.perf_counter() - started) * 1000,
-                                  environ.get("REMOTE_ADDR", "-"))
+                                  environ.get("REMOTE_ADDR", "-"),
+                                  f" user {_printable(user)}" if user else "")
 
 
 def _printable(text: str) -> str:

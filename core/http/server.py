@@ -6,23 +6,38 @@ listening; ``stop(timeout)`` closes the listening socket and every connection fr
 loop's own thread (via waitress's trigger), then joins the loop and the worker threads,
 each within the timeout, so shutdown is bounded even with a request stuck in the app.
 Connect's REST server, the registry's and the broker's metrics port all run on it.
+With an ``ssl.SSLContext`` the listener speaks HTTPS (``tls_channel``); request lines and
+headers are bounded (``max_request_header_size``), bodies too (``max_request_body_size``):
+waitress answers 431/413 itself past them, before the app runs.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
+import ssl
 import threading
+from collections.abc import Callable
 from typing import Any
 
-from waitress.server import create_server
+from waitress.adjustments import Adjustments
+from waitress.server import TcpWSGIServer
+from waitress.task import ThreadedTaskDispatcher
 from waitress.wasyncore import close_all
+
+from core.http.tls import ReloadingContext
+from core.http.tls_channel import TlsWSGIServer
 
 __all__ = ["DEFAULT_THREADS", "HttpServer", "bind_listener"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_THREADS = 8
+#: The request line and headers together (Jetty, under Connect and the registry, allows
+#: 8 KiB; waitress 256 KiB): generous for any client, small enough to bound memory.
+DEFAULT_MAX_HEADER_BYTES = 64 * 1024
+#: Bodies past this get waitress's 413 unread (the apps set lower limits of their own).
+DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
 def bind_listener(host: str, port: int) -> socket.socket:
@@ -36,22 +51,38 @@ class HttpServer:
     """Serves ``app`` on ``sock`` (or a new socket on ``host:port``) until ``stop()``.
 
     ``name`` names the server in logs and its thread; ``ident`` is the Server header;
-    ``max_request_body_size`` (bytes) makes waitress answer 413 itself past it.
+    ``max_request_body_size`` and ``max_request_header_size`` (bytes) make waitress answer
+    413/431 itself past them. ``tls`` (a context, or a ``ReloadingContext``)
+    makes the listener HTTPS; ``on_tls_failure(addr,
+    error)`` hears of each failed handshake (an untrusted or missing client certificate).
     """
 
     def __init__(self, app: Any, *, name: str, ident: str, host: str = "127.0.0.1",
                  port: int = 0, sock: socket.socket | None = None,
                  threads: int = DEFAULT_THREADS,
-                 max_request_body_size: int | None = None) -> None:
+                 max_request_body_size: int = DEFAULT_MAX_BODY_BYTES,
+                 max_request_header_size: int = DEFAULT_MAX_HEADER_BYTES,
+                 tls: ssl.SSLContext | ReloadingContext | None = None,
+                 on_tls_failure: Callable[[Any, ssl.SSLError], None] | None = None) -> None:
         self.name = name
         self._sock = sock if sock is not None else bind_listener(host, port)
         self._map: dict[int, Any] = {}
-        options: dict[str, Any] = {}
-        if max_request_body_size is not None:
-            options["max_request_body_size"] = max_request_body_size
-        self._server = create_server(app, map=self._map, sockets=[self._sock],
-                                     threads=threads, ident=ident,
-                                     clear_untrusted_proxy_headers=True, **options)
+        self.tls = tls
+        adj = Adjustments(sockets=[self._sock], threads=threads, ident=ident,
+                          clear_untrusted_proxy_headers=True,
+                          url_scheme="https" if tls is not None else "http",
+                          max_request_body_size=max_request_body_size,
+                          max_request_header_size=max_request_header_size)
+        dispatcher = ThreadedTaskDispatcher()
+        dispatcher.set_thread_count(threads)
+        sockinfo = (self._sock.family, self._sock.type, self._sock.proto,
+                    self._sock.getsockname())
+        server_class = TcpWSGIServer if tls is None else TlsWSGIServer
+        self._server = server_class(app, self._map, True, self._sock, dispatcher=dispatcher,
+                                    adj=adj, bind_socket=False, sockinfo=sockinfo)
+        if isinstance(self._server, TlsWSGIServer):
+            self._server.ssl_context = tls  # type: ignore[assignment]
+            self._server.on_tls_failure = on_tls_failure
         self.host, self.port = self._sock.getsockname()[:2]
         self._thread: threading.Thread | None = None
         self._stopped = False
@@ -59,7 +90,7 @@ class HttpServer:
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"{'https' if self.tls is not None else 'http'}://{host}:{self.port}"
 
     def start(self) -> None:
         """Serve on a daemon thread; the socket is already listening when this returns."""

@@ -16,6 +16,7 @@ then get 503 ``{"error_code":50001, ...}`` saying why (``GET /`` always answers)
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
 from core.backends.errors import BackendError
+from schema_registry.authorization import Authorizer
 from schema_registry.cluster import FORWARDED_HEADER, ForwardedResponse, WriteRouter
 from schema_registry.dek import DekRegistry
 from schema_registry.errors import NotReadyError, RegistryError
@@ -60,6 +62,10 @@ class RestContext:
     ready_wait_s: float = 2.0
     #: The DEK Registry (``/dek-registry/v1``); None serves those paths as 404.
     dek: DekRegistry | None = None
+    #: Per-subject permissions (``registry_authfile``); None lets every user do anything.
+    authorizer: Authorizer | None = None
+    #: Verifies an ``https://`` leader when writes are forwarded.
+    client_tls: ssl.SSLContext | None = None
 
 
 def create_app(context: RestContext) -> Flask:
@@ -84,6 +90,10 @@ def create_app(context: RestContext) -> Flask:
                  context.dek.store.position if context.dek is not None else 0),
         lambda: context.store.ready)
     app.before_request(_check_ready)
+    if context.authorizer is not None:
+        from schema_registry.rest.access import authorize
+
+        app.before_request(authorize)
     app.before_request(_limit_body)
     app.register_error_handler(RegistryError, _registry_error)
     app.register_error_handler(BackendError, _backend_error)
@@ -122,7 +132,8 @@ def _forwarder(ctx: RestContext) -> Callable[[str], ForwardedResponse]:
     def forward(leader_url: str) -> ForwardedResponse:
         return forward_request(leader_url, method, target, body, headers,
                                timeout_s=ctx.forward_timeout_s,
-                               forwarded_by=(FORWARDED_HEADER, ctx.self_url))
+                               forwarded_by=(FORWARDED_HEADER, ctx.self_url),
+                               ssl_context=ctx.client_tls)
 
     return forward
 

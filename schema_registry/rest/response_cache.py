@@ -4,7 +4,8 @@ Every read the registry serves (``GET`` anything, and the lookup ``POST /subject
 is a function of the request and of the registry state, and the state changes only when
 the reader applies a record from ``_schemas``, which moves ``SchemaStore.position``. So a
 successful answer can be replayed byte for byte to the same request (method, raw URI,
-``Accept``, ``Content-Type``, body) for as long as the position has not moved.
+``Accept``, ``Content-Type``, body, and the authenticated user: with per-subject
+permissions answers differ by user) for as long as the position has not moved.
 
 Clients read the same few schemas over and over (a deserializer asks for the id of every
 record it has not seen; a serializer looks up its schema), and Flask's own routing and
@@ -23,7 +24,7 @@ from typing import Any
 
 __all__ = ["ResponseCache"]
 
-_Key = tuple[str, str, str, str, bytes]
+_Key = tuple[str, str, str, str, bytes, str]
 _Answer = tuple[str, list[tuple[str, str]], bytes]
 
 
@@ -54,7 +55,7 @@ class ResponseCache:
             body = environ["wsgi.input"].read(length) if length > 0 else b""
             environ["wsgi.input"] = io.BytesIO(body)  # the app reads it again on a miss
         key = (method, uri, environ.get("HTTP_ACCEPT", ""), environ.get("CONTENT_TYPE", ""),
-               body)
+               body, environ.get("REMOTE_USER", ""))
         position = self._position()
         with self._lock:
             if self._at != position:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 from werkzeug.exceptions import NotFound
 
+from schema_registry.rest.access import visible
 from schema_registry.rest.app import context
 from schema_registry.rest.http import bool_arg, json_response, paginate, path_arg
 from schema_registry.rest.serialize import schema_json, version_json
@@ -29,7 +30,7 @@ def list_schemas() -> Response:
     entries = context().registry.schemas(
         prefix=request.args.get("subjectPrefix", ""), deleted=bool_arg("deleted"),
         latest_only=bool_arg("latestOnly"))
-    return json_response(paginate(version_json(e) for e in entries))
+    return json_response(paginate(version_json(e) for e in entries if visible(e.subject)))
 
 
 @bp.get("/schemas/types")
@@ -71,7 +72,7 @@ def schema_subjects(schema_id: str) -> Response:
     versions = context().registry.versions_of_id(
         _schema_id(schema_id), deleted=bool_arg("deleted"),
         subject=request.args.get("subject") or None)
-    return json_response(paginate(sorted({v.subject for v in versions})))
+    return json_response(paginate(sorted({v.subject for v in versions if visible(v.subject)})))
 
 
 @bp.get("/schemas/ids/<schema_id>/versions")
@@ -80,4 +81,4 @@ def schema_versions(schema_id: str) -> Response:
         _schema_id(schema_id), deleted=bool_arg("deleted"),
         subject=request.args.get("subject") or None)
     return json_response(paginate({"subject": v.subject, "version": v.version}
-                                  for v in versions))
+                                  for v in versions if visible(v.subject)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 
 from schema_registry.registry import parse_version
+from schema_registry.rest.access import visible
 from schema_registry.rest.app import context, write
 from schema_registry.rest.http import (
     bool_arg,
@@ -27,7 +28,7 @@ def list_subjects() -> Response:
     names = context().registry.subjects(
         prefix=prefix, deleted=bool_arg("deleted"),
         deleted_only=bool_arg("deletedOnly", "deleted_only"))
-    return json_response(paginate(names))
+    return json_response(paginate(n for n in names if visible(n)))
 
 
 @bp.post("/subjects/<subject>")

@@ -13,7 +13,11 @@ id's schema never changes), and the latest version of a subject for ``latest_ttl
 (forever by default, as Confluent's serializers do). Error answers raise
 ``RegistryClientError`` with Confluent's ``error_code`` and ``message``; a registry that
 cannot be reached within ``timeout_s`` raises ``RegistryUnavailableError``. With several
-URLs, a request that cannot connect moves on to the next one.
+URLs, a request that cannot connect moves on to the next one. Credentials written in a URL
+(``https://user:pass@host``) are taken out of it (they never appear in errors) and used
+for Basic authentication unless ``basic_auth`` is given; ``verify`` and ``cert`` are
+``requests``' (a CA file, a client certificate); ``client_options`` reads them all from
+Confluent's client settings.
 
 Thread-safe: the caches are guarded by one lock, and each thread has its own HTTP
 session (keep-alive connections), so one client can serve every task of a worker.
@@ -33,6 +37,7 @@ import requests
 
 from schema_registry.schemas import Reference
 from schema_registry.serde.cache import LruCache
+from schema_registry.serde.client_options import split_userinfo
 from schema_registry.serde.errors import RegistryClientError, RegistryUnavailableError
 
 __all__ = ["RegisteredSchema", "RegistryClient", "SchemaText"]
@@ -84,6 +89,8 @@ class RegistryClient:
     def __init__(self, urls: str | Iterable[str], *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  connect_timeout_s: float | None = None,
                  basic_auth: tuple[str, str] | None = None,
+                 verify: str | bool = True,
+                 cert: str | tuple[str, str] | None = None,
                  headers: Mapping[str, str] | None = None,
                  cache_capacity: int = DEFAULT_CACHE_CAPACITY,
                  latest_ttl_s: float | None = None) -> None:
@@ -93,7 +100,9 @@ class RegistryClient:
         ``latest_ttl_s``: how long a subject's latest version is cached (None: forever;
         0: not cached)."""
         parts = urls.split(",") if isinstance(urls, str) else list(urls)
-        self.urls: tuple[str, ...] = tuple(u.strip().rstrip("/") for u in parts if u.strip())
+        stripped = [split_userinfo(u.strip().rstrip("/")) for u in parts if u.strip()]
+        self.urls: tuple[str, ...] = tuple(url for url, _ in stripped)
+        from_url = next((creds for _, creds in stripped if creds), None)
         if not self.urls:
             raise ValueError("RegistryClient needs at least one registry URL, "
                              "e.g. http://127.0.0.1:8081")
@@ -104,7 +113,9 @@ class RegistryClient:
         self.timeout_s = timeout_s
         self._timeouts = (connect_timeout_s if connect_timeout_s is not None else timeout_s,
                           timeout_s)
-        self._auth = basic_auth
+        self._auth = basic_auth or from_url
+        self._verify = verify
+        self._cert = cert
         self._headers = {"Content-Type": _CONTENT_TYPE, "Accept": _ACCEPT, **(headers or {})}
         self._latest_ttl_s = latest_ttl_s
         self._lock = threading.Lock()  # guards the caches, _sessions and _next_url
@@ -235,8 +246,10 @@ class RegistryClient:
             index = (start + attempt) % len(self.urls)
             url = self.urls[index] + path
             try:
+                # verify per request: a session's own is overridden by REQUESTS_CA_BUNDLE
                 response = session.request(method, url, data=data, params=params,
-                                           timeout=self._timeouts)
+                                           timeout=self._timeouts, verify=self._verify,
+                                           cert=self._cert)
             except (requests.ConnectionError, requests.Timeout) as exc:
                 failures.append(f"{self.urls[index]}: {type(exc).__name__}: {exc}")
                 continue

@@ -9,7 +9,7 @@ unknown key); the two that would change the data (``generalized.sum.type.support
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from connect.api.config import (
@@ -19,12 +19,12 @@ from connect.api.config import (
     ConfigType,
     Importance,
     LambdaValidator,
-    Password,
     Range,
 )
 from connect.api.errors import ConfigError
 from schema_registry.serde.avro_names import AvroDataConfig
 from schema_registry.serde.client import RegistryClient
+from schema_registry.serde.client_options import OPTION_KEYS, RegistryClientOptions
 from schema_registry.serde.json_from_connect import JsonSchemaDataConfig
 from schema_registry.serde.strategies import SubjectNameStrategy, resolve_strategy
 
@@ -74,6 +74,27 @@ def _common_def(schemas_cache_key: str) -> ConfigDef:
                 importance=Importance.MEDIUM,
                 documentation="user:password for HTTP basic auth, with "
                 "basic.auth.credentials.source=USER_INFO.")
+        .define("schema.registry.basic.auth.user.info", ConfigType.PASSWORD, default="",
+                importance=Importance.LOW,
+                documentation="The same as basic.auth.user.info (Confluent's alias).")
+        .define("schema.registry.ssl.truststore.location", ConfigType.STRING, default="",
+                importance=Importance.MEDIUM,
+                documentation="PEM file of the CA certificates that sign the registry's "
+                "HTTPS certificate (default: the system's CAs).")
+        .define("schema.registry.ssl.keystore.location", ConfigType.STRING, default="",
+                importance=Importance.LOW,
+                documentation="PEM file with the unencrypted key and certificate this "
+                "client presents when the registry asks for one.")
+        .define("schema.registry.ssl.keystore.certificate.location", ConfigType.STRING,
+                default="", importance=Importance.LOW,
+                documentation="PEM certificate chain, when the keystore holds only the key.")
+        .define("schema.registry.ssl.key.password", ConfigType.PASSWORD, default="",
+                importance=Importance.LOW,
+                documentation="Not supported: leave empty and give the key unencrypted.")
+        .define("schema.registry.ssl.truststore.type", ConfigType.STRING, default="PEM",
+                importance=Importance.LOW, documentation="PEM (the only type read).")
+        .define("schema.registry.ssl.keystore.type", ConfigType.STRING, default="PEM",
+                importance=Importance.LOW, documentation="PEM (the only type read).")
         .define("auto.register.schemas", ConfigType.BOOLEAN, default=True,
                 importance=Importance.MEDIUM,
                 documentation="Register the schema of written data under its subject.")
@@ -168,7 +189,7 @@ class RegistrySettings:
     """The registry-related keys, parsed."""
 
     urls: tuple[str, ...]
-    basic_auth: tuple[str, str] | None
+    basic_auth: tuple[str, str] | None = field(repr=False)
     auto_register: bool
     use_latest_version: bool
     latest_ttl_s: float | None
@@ -179,6 +200,7 @@ class RegistrySettings:
     cache_capacity: int
     connect_timeout_s: float
     read_timeout_s: float
+    client_options: RegistryClientOptions | None = None
 
     @classmethod
     def parse(cls, config: AbstractConfig) -> RegistrySettings:
@@ -186,19 +208,17 @@ class RegistrySettings:
         if not urls:
             raise ConfigError(SCHEMA_REGISTRY_URL, "Missing Schema Registry URL: set "
                               "schema.registry.url, e.g. http://127.0.0.1:8081")
-        auth = None
-        if str(config.get_string("basic.auth.credentials.source")).upper() == "USER_INFO":
-            secret = config.get_password("basic.auth.user.info")
-            text = secret.value if isinstance(secret, Password) else ""
-            user, colon, password = text.partition(":")
-            if not colon:
-                raise ConfigError("basic.auth.user.info", "Expected user:password",
-                                  value=secret)
-            auth = (user, password)
+        try:
+            client_options = RegistryClientOptions.from_props(
+                urls, {key: config.get(key) for key in OPTION_KEYS})
+        except ValueError as exc:
+            key, _, problem = str(exc).partition(": ")
+            raise ConfigError(key, problem) from None
         ttl = int(config.get("latest.cache.ttl.sec"))
         return cls(
-            urls=urls,
-            basic_auth=auth,
+            urls=client_options.urls,
+            basic_auth=client_options.basic_auth,
+            client_options=client_options,
             auto_register=bool(config.get_boolean("auto.register.schemas")),
             use_latest_version=bool(config.get_boolean("use.latest.version")),
             latest_ttl_s=None if ttl < 0 else float(ttl),
@@ -215,11 +235,11 @@ class RegistrySettings:
     def client(self) -> RegistryClient:
         """A registry client for these settings."""
         try:
-            return RegistryClient(self.urls, timeout_s=self.read_timeout_s,
-                                  connect_timeout_s=self.connect_timeout_s,
-                                  basic_auth=self.basic_auth,
-                                  cache_capacity=self.cache_capacity,
-                                  latest_ttl_s=self.latest_ttl_s)
+            options = self.client_options or RegistryClientOptions(self.urls, self.basic_auth)
+            client: RegistryClient = options.client(
+                timeout_s=self.read_timeout_s, connect_timeout_s=self.connect_timeout_s,
+                cache_capacity=self.cache_capacity, latest_ttl_s=self.latest_ttl_s)
+            return client
         except ValueError as exc:
             raise ConfigError(SCHEMA_REGISTRY_URL, str(exc), value=",".join(self.urls)) \
                 from None

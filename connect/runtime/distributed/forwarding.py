@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import logging
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -37,16 +38,22 @@ class HttpResponse:
 
 def http_request(url: str, method: str, body: bytes | None = None,
                  headers: Mapping[str, str] | None = None, *,
-                 timeout_s: float = FORWARD_TIMEOUT_S) -> HttpResponse:
+                 timeout_s: float = FORWARD_TIMEOUT_S,
+                 ssl_context: ssl.SSLContext | None = None) -> HttpResponse:
     """Send one request to ``url`` (``http://host:port/path?query``) and read the whole
     answer. Raises ``ForwardingError`` when the worker cannot be reached or answers
-    nothing in ``timeout_s``."""
+    nothing in ``timeout_s``. ``ssl_context`` verifies an ``https://`` worker (and may
+    carry this worker's client certificate); None uses the system's CAs."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ForwardingError(f"cannot send a request to {url!r}: not an http(s) URL")
-    connection_class = (http.client.HTTPSConnection if parts.scheme == "https"
-                        else http.client.HTTPConnection)
-    connection = connection_class(parts.hostname, parts.port, timeout=timeout_s)
+    connection: http.client.HTTPConnection
+    if parts.scheme == "https":
+        connection = http.client.HTTPSConnection(parts.hostname, parts.port,
+                                                 timeout=timeout_s, context=ssl_context)
+    else:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port,
+                                                timeout=timeout_s)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     try:
         connection.request(method, path, body=body, headers=dict(headers or {}))

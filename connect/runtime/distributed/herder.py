@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -156,7 +157,10 @@ class DistributedHerder(Herder):
 
     def __init__(self, worker: Worker, config: DistributedConfig, *, worker_id: str,
                  url: str, version: str | None = None,
-                 wall_clock: Callable[[], float] = time.time) -> None:
+                 wall_clock: Callable[[], float] = time.time,
+                 rest_client_tls: ssl.SSLContext | None = None) -> None:
+        """``rest_client_tls`` verifies other workers' HTTPS listeners when this worker
+        sends them requests (task configs to the leader)."""
         self.worker = worker
         self.config = config
         self.worker_id = worker_id
@@ -191,7 +195,8 @@ class DistributedHerder(Herder):
         self.publisher = TaskConfigPublisher(
             self.member, self.config_store, url=self.url,
             signature_algorithm=config.inter_worker_signature_algorithm,
-            write=self._write_task_configs, wakeup=self.member.wakeup)
+            write=self._write_task_configs, wakeup=self.member.wakeup,
+            ssl_context=rest_client_tls)
         #: Serialises config topic writes on the leader (REST threads, herder thread).
         self._write_lock = threading.RLock()
         # Everything below is guarded by _lock.

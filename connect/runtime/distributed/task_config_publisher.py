@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -50,13 +51,15 @@ class TaskConfigPublisher:
     def __init__(self, member: WorkerGroupMember, config_store: ConfigBackingStore, *,
                  url: str, signature_algorithm: str,
                  write: Callable[[str, list[dict[str, str]]], None],
-                 wakeup: Callable[[], None]) -> None:
+                 wakeup: Callable[[], None],
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         self._member = member
         self._config_store = config_store
         self._url = url
         self._algorithm = signature_algorithm
         self._write = write
         self._wakeup = wakeup
+        self._ssl_context = ssl_context  # for an https:// leader
         self._lock = threading.Lock()
         self._due: dict[str, float] = {}        # guarded by _lock
         self._failures: dict[str, int] = {}     # guarded by _lock
@@ -124,7 +127,8 @@ class TaskConfigPublisher:
                     raise ForwardingError("no session key has been distributed yet")
                 headers.update(signature_headers(key, self._algorithm, body))
             url = f"{leader}/connectors/{quote(name, safe='')}/tasks"
-            response = http_request(url, "POST", body, headers, timeout_s=FORWARD_TIMEOUT_S)
+            response = http_request(url, "POST", body, headers, timeout_s=FORWARD_TIMEOUT_S,
+                                    ssl_context=self._ssl_context)
             if response.status >= 300:
                 raise ForwardingError(f"the leader {leader} answered {response.status}: "
                                       f"{response.body[:300].decode(errors='replace')}")

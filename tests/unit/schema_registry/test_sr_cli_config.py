@@ -47,7 +47,7 @@ def test_the_deprecated_names_still_work():
     ({"kafkastore.timeout.ms": "0"}, "kafkastore.timeout.ms"),
     ({"leader.eligibility": "maybe"}, "leader.eligibility"),
     ({"schema.compatibility.level": "sideways"}, "schema.compatibility.level"),
-    ({"listeners": "https://h:1"}, "listeners"),
+    ({"listeners": "ftp://h:1"}, "listeners"),
 ])
 def test_bad_values_name_their_key(props, key):
     with pytest.raises(RegistryConfigError, match=key):

@@ -36,7 +36,7 @@ def test_worker_id_uses_advertised_host_and_port():
 
 
 @pytest.mark.parametrize(("props", "key"), [
-    ({"listeners": "https://:8443"}, "listeners"),
+    ({"listeners": "ftp://:8443"}, "listeners"),
     ({"listeners": "http://host"}, "listeners"),
     ({"rest.port": "eighty"}, "rest.port"),
     ({"rest.advertised.port": "70000"}, "rest.advertised.port"),
