@@ -344,7 +344,9 @@ def _listeners(config: BrokerConfig, listen: Listener, advertised: Listener | No
             raise BrokerConfigError(
                 f"clients cannot connect to listener {spec.name} at {spec.advertised_host!r}:"
                 f" name it in advertised.listeners", key="advertised.listeners")
-    return [build_listener_security(spec, config.raw, state.scram) for spec in specs]
+    listeners = [build_listener_security(spec, config.raw, state.scram) for spec in specs]
+    state.auth_counts = {security.name: security.counts for security in listeners}
+    return listeners
 
 
 def run_broker(config: BrokerConfig, data_dir: Path, listen: Listener,

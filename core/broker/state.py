@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from core.broker.dynamic_config import DynamicBrokerConfigs
     from core.broker.metrics import BrokerMetrics
     from core.broker.producer_state import ProducerStateManager
-    from core.broker.security.authenticator import ConnectionAuth
+    from core.broker.security.authenticator import AuthCounts, ConnectionAuth
     from core.broker.security.scram_store import ScramCredentialStore
     from core.group import GroupCoordinator
     from core.log.manager import LogManager
@@ -65,6 +65,8 @@ class BrokerState:
     advertised_by_listener: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: SCRAM credentials (None: no store, as in handler tests that build a state by hand)
     scram: ScramCredentialStore | None = None
+    #: listener name -> its authentication counters (for /metrics)
+    auth_counts: dict[str, AuthCounts] = field(default_factory=dict)
 
     def advertised_for(self, listener: str) -> tuple[str, int]:
         """What Metadata tells a client of ``listener`` (Kafka answers per listener)."""

@@ -24,7 +24,8 @@ def secure_broker(tmp_path: Path) -> Iterator[Callable[..., tuple[BrokerProcess,
     started: list[BrokerProcess] = []
 
     def make(listeners: Mapping[str, str], config: Mapping[str, str] | None = None,
-             name: str = "broker") -> tuple[BrokerProcess, dict[str, int]]:
+             name: str = "broker", extra_args: list[str] | None = None
+             ) -> tuple[BrokerProcess, dict[str, int]]:
         """``listeners``: name -> protocol; returns the broker and name -> port."""
         ports = {n: free_port() for n in listeners}
         settings = {
@@ -36,7 +37,8 @@ def secure_broker(tmp_path: Path) -> Iterator[Callable[..., tuple[BrokerProcess,
             "offsets.topic.num.partitions": "2",
             **(config or {}),
         }
-        b = BrokerProcess(tmp_path / f"{name}-data", settings, tmp_path / f"{name}.log")
+        b = BrokerProcess(tmp_path / f"{name}-data", settings, tmp_path / f"{name}.log",
+                          extra_args=extra_args)
         started.append(b)
         b.start()
         return b, ports
