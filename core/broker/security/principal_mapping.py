@@ -67,8 +67,13 @@ class PrincipalMapper:
             except re.error as exc:
                 raise ValueError(f"invalid pattern {match.group(2)!r}: {exc}") from None
             # Java's $1 and \/ become Python's \g<1> and /
-            replacement = re.sub(r"\$(\d+)", r"\\g<\1>",
-                                 match.group(3).replace("\\/", "/"))
+            raw = match.group(3).replace("\\/", "/")
+            wanted = [int(n) for n in re.findall(r"\$(\d+)", raw)]
+            if any(n > pattern.groups for n in wanted):
+                raise ValueError(f"replacement {raw!r} names a group that {pattern.pattern!r}"
+                                 " does not have")
+            # Java's $1 becomes Python's \g<1>; other backslashes are literal
+            replacement = re.sub(r"\$(\d+)", r"\\g<\1>", raw.replace("\\", "\\\\"))
             rules.append(_Rule(pattern, replacement, match.group(4)))
         return cls(rules)
 

@@ -86,7 +86,11 @@ class ScramServer:
     """One SCRAM exchange: client-first -> server-first, client-final -> server-final."""
 
     def __init__(self, mechanism: str,
-                 lookup: Callable[[str, str], ScramCredential | None]) -> None:
+                 lookup: Callable[[str, str], ScramCredential | None],
+                 nonce: Callable[[], str] | None = None) -> None:
+        """``nonce`` makes the server's part of the nonce (random by default; a test
+        passes RFC 7677's)."""
+        self._make_nonce = nonce or (lambda: base64.b64encode(os.urandom(24)).decode("ascii"))
         self.mechanism = mechanism
         self._hash = MECHANISMS[mechanism][0]
         self._lookup = lookup
@@ -132,7 +136,7 @@ class ScramServer:
                 "Authentication failed: Invalid user credentials", user=user)
         self._credential = credential
         self._gs2 = text[: len(cbind) + len(authzid) + 2]
-        self._nonce = attrs[1][1] + base64.b64encode(os.urandom(24)).decode("ascii")
+        self._nonce = attrs[1][1] + self._make_nonce()
         salt = base64.b64encode(credential.salt).decode("ascii")
         self._server_first = f"r={self._nonce},s={salt},i={credential.iterations}"
         self._client_first_bare = bare
