@@ -11,24 +11,15 @@ from __future__ import annotations
 
 import hmac
 import os
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from core.broker.security.sasl_errors import SaslAuthenticationError, SaslMalformedError
+from core.protocol.jaas import parse_jaas_options
 
 __all__ = ["PlainServer", "PlainUsers", "parse_jaas_options", "parse_plain_message"]
 
-_JAAS_OPTION = re.compile(r'([A-Za-z0-9_.\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s;"]+))')
 _MAX_MESSAGE = 64 * 1024
-
-
-def parse_jaas_options(text: str) -> dict[str, str]:
-    """The ``key="value"`` options of one JAAS login module entry
-    (``org.apache...PlainLoginModule required user_alice="secret";``)."""
-    head, _, rest = text.strip().partition(" ")
-    return {m.group(1): (m.group(2) if m.group(2) is not None else m.group(3) or "")
-            .replace('\\"', '"') for m in _JAAS_OPTION.finditer(rest or head)}
 
 
 def parse_plain_message(token: bytes) -> tuple[str, str, str]:
