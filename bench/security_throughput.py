@@ -30,7 +30,7 @@ import _kafka_clients as kafka
 from _servers import REPO_ROOT, FerryBroker, free_port
 
 sys.path.insert(0, str(REPO_ROOT / "tests"))
-from certificates import make_certificates  # noqa: E402 - the tests' certificate maker
+from certificates import make_certificates  # the tests' certificate maker
 
 log = logging.getLogger("bench.security_throughput")
 

@@ -129,3 +129,30 @@ def test_certificate_reload_without_restart(tls_broker, tls):
         time.sleep(0.2)
     assert _produce(_ssl_conf(addr["SSL"], tls)) == []
     assert isinstance(broker, BrokerProcess)
+
+
+def test_kcat_over_sasl_ssl_and_mutual_tls(tls_broker, tls):
+    import subprocess
+
+    _, addr, _ = tls_broker
+    common = ["kcat", "-X", f"ssl.ca.location={tls.ca}"]
+    produced = subprocess.run(
+        [*common, "-b", addr["SECURE"], "-X", "security.protocol=SASL_SSL",
+         "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=alice",
+         "-X", "sasl.password=alice-secret", "-P", "-t", "kcat-tls"],
+        input=b"a\nb\n", capture_output=True, timeout=60)
+    assert produced.returncode == 0, produced.stderr
+    consumed = subprocess.run(
+        [*common, "-b", addr["MTLS"], "-X", "security.protocol=SSL",
+         "-X", f"ssl.certificate.location={tls.alice.cert}",
+         "-X", f"ssl.key.location={tls.alice.key}",
+         "-C", "-t", "kcat-tls", "-o", "beginning", "-e", "-c", "2"],
+        capture_output=True, timeout=60)
+    assert consumed.stdout.split() == [b"a", b"b"], consumed.stderr
+    refused = subprocess.run(
+        [*common, "-b", addr["SECURE"], "-X", "security.protocol=SASL_SSL",
+         "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=alice",
+         "-X", "sasl.password=wrong", "-L", "-m", "5"],
+        capture_output=True, timeout=60)
+    assert refused.returncode != 0
+    assert b"Invalid username or password" in refused.stderr
