@@ -155,7 +155,8 @@ _SECURITY_KEYS = frozenset({
     "listener.security.protocol.map", "inter.broker.listener.name",
     "sasl.enabled.mechanisms", "sasl.jaas.config", "sasl.plain.users.file",
     "connections.max.reauth.ms", "connection.failed.authentication.delay.ms",
-    "sasl.mechanism.inter.broker.protocol", "security.inter.broker.protocol",
+    "sasl.server.max.receive.size", "sasl.mechanism.inter.broker.protocol",
+    "security.inter.broker.protocol",
 })
 _SECURITY_PREFIXES = ("listener.name.", "ssl.")
 

@@ -127,6 +127,9 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         if self._listener is not None:
             self.auth = ConnectionAuth(self._listener, self.peer)
+            if not self.auth.authenticated:  # Kafka's sasl.server.max.receive.size
+                self._reader.limit = min(self._reader.limit,
+                                         self._listener.max_receive_before_auth)
             if self._listener.tls is not None:
                 from core.broker.security.tls import peer_principal
 
@@ -349,6 +352,8 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self._write(chunks)
         if auth is not None and auth.close_after_response:
             self._close_after_write()
+        elif auth is not None and auth.authenticated:
+            self._reader.limit = self._state.config.socket_request_max_bytes
 
     async def _raw_token(self, auth: ConnectionAuth, token: bytes) -> None:
         """A SASL token sent without Kafka framing (after SaslHandshake v0): answered
@@ -359,6 +364,8 @@ class BrokerConnection(asyncio.BufferedProtocol):
             self.close()
             return
         self._write([size_prefix(len(step.token)) + step.token])
+        if auth.authenticated:
+            self._reader.limit = self._state.config.socket_request_max_bytes
 
     def _close_after_write(self) -> None:
         """Close once the answer just written has been sent (an authentication error)."""

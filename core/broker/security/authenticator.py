@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from core.broker.security.listeners import ListenerSpec
 from core.broker.security.plain import PlainServer, PlainUsers
@@ -32,6 +33,9 @@ from core.broker.security.scram import MECHANISMS as SCRAM_MECHANISMS
 from core.broker.security.scram import ScramServer
 from core.broker.security.scram_store import ScramCredentialStore
 from core.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from core.broker.security.tls import TlsContext
 
 __all__ = ["SASL_API_KEYS", "AuthCounts", "AuthStep", "ConnectionAuth", "ListenerSecurity"]
 
@@ -63,7 +67,9 @@ class ListenerSecurity:
     scram: ScramCredentialStore | None = None
     reauth_ms: int = 0
     failure_delay_ms: int = 100
-    tls: object | None = None  # core.broker.security.tls.TlsContext on SSL listeners
+    #: sasl.server.max.receive.size: the largest frame before authentication completes
+    max_receive_before_auth: int = 524288
+    tls: TlsContext | None = None  # on SSL and SASL_SSL listeners
     counts: AuthCounts = field(default_factory=AuthCounts)
 
     @property

@@ -5,8 +5,9 @@
   default is every mechanism it serves.
 * ``listener.name.<l>.plain.sasl.jaas.config`` (or ``sasl.jaas.config``): PLAIN users as
   ``user_NAME="password"``; ``sasl.plain.users.file``: a ``NAME=password`` file.
-* ``connections.max.reauth.ms`` (KIP-368, 0 = sessions never end) and
-  ``connection.failed.authentication.delay.ms`` (Kafka's default 100).
+* ``connections.max.reauth.ms`` (KIP-368, 0 = sessions never end),
+  ``connection.failed.authentication.delay.ms`` (Kafka's default 100) and
+  ``sasl.server.max.receive.size`` (largest frame before authentication, 512 KiB).
 * ``ssl.*`` on SSL and SASL_SSL listeners (``core.broker.security.tls``).
 """
 
@@ -61,4 +62,5 @@ def build_listener_security(spec: ListenerSpec, settings: Mapping[str, str],
         reauth_ms=_int(settings, name, "connections.max.reauth.ms", 0),
         failure_delay_ms=_int(settings, name, "connection.failed.authentication.delay.ms",
                               100),
+        max_receive_before_auth=_int(settings, name, "sasl.server.max.receive.size", 524288),
         tls=tls)

@@ -153,3 +153,15 @@ def test_v0_handshake_raw_tokens(sasl):
     _handshake(wrong, version=0)
     wrong.send_raw(_raw(b"\0alice\0secret"))
     assert wrong.closed_by_peer(5)
+
+
+def test_large_frame_before_authentication_is_refused(sasl):
+    _, port, _ = sasl
+    client = WireClient(port)
+    client.send_raw(struct.pack(">i", 600_000) + b"\0" * 1000)  # over 512 KiB, unauthenticated
+    assert client.closed_by_peer(5)
+    ok = WireClient(port)  # after login the broker-wide limit applies again
+    _handshake(ok)
+    assert _authenticate(ok, b"\0alice\0alice-secret").error_code == 0
+    big = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="t" * 200)] * 3000)
+    assert ok.call(big, 1).brokers
