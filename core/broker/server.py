@@ -260,9 +260,9 @@ class BrokerServer:
                 if time.monotonic() >= next_idle_check:
                     next_idle_check = time.monotonic() + _IDLE_CHECK_S
                     self._close_idle_connections()
-                    for security in self._listeners:  # certificates changed on disk
-                        if security.tls is not None:
-                            security.tls.maybe_reload()
+                    for security in self._listeners:  # certificates changed (file or
+                        if security.tls is not None:  # AlterConfigs)
+                            security.tls.maybe_reload(self.state.config.raw)
                 if self._tick_coordinator:
                     self.state.coordinator.tick()
                 if time.monotonic() >= next_expiry:

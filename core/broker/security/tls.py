@@ -51,6 +51,7 @@ class TlsContext:
             return listener_setting(settings, listener, key, default).strip()
 
         self.listener = listener
+        self._settings = _ssl_settings(settings, listener)
         kind = get("ssl.keystore.type", "PEM").upper()
         if kind != "PEM":
             raise BrokerConfigError(
@@ -117,8 +118,22 @@ class TlsContext:
         context.verify_mode = _CLIENT_AUTH[self.client_auth]
         return context
 
-    def maybe_reload(self) -> bool:
-        """Rebuild the context if a PEM file changed; True when a new one is in use."""
+    def maybe_reload(self, settings: Mapping[str, str] | None = None) -> bool:
+        """Rebuild the context if a PEM file changed, or if ``settings`` (the broker's
+        current settings, AlterConfigs included) changed this listener's ``ssl.*`` keys;
+        True when a new context is in use."""
+        if settings is not None and _ssl_settings(settings, self.listener) != self._settings:
+            try:
+                fresh = TlsContext(settings, self.listener)
+            except BrokerConfigError as exc:
+                self._settings = _ssl_settings(settings, self.listener)  # logged once
+                log.error("listener %s: new TLS settings refused, keeping the previous "
+                          "ones: %s", self.listener, exc)
+                return False
+            vars(self).update(vars(fresh))  # same object: the acceptor holds this one
+            log.info("listener %s: TLS settings changed; new connections use them",
+                     self.listener)
+            return True
         stamp = self._file_stamp()
         if stamp == self._stamp:
             return False
@@ -131,6 +146,11 @@ class TlsContext:
             return False
         log.info("listener %s: TLS certificates reloaded", self.listener)
         return True
+
+
+def _ssl_settings(settings: Mapping[str, str], listener: str) -> dict[str, str]:
+    prefix = f"listener.name.{listener.lower()}.ssl."
+    return {k: str(v) for k, v in settings.items() if k.startswith(("ssl.", prefix))}
 
 
 def distinguished_name(peercert: Mapping) -> str:

@@ -156,3 +156,32 @@ def test_kcat_over_sasl_ssl_and_mutual_tls(tls_broker, tls):
         capture_output=True, timeout=60)
     assert refused.returncode != 0
     assert b"Invalid username or password" in refused.stderr
+
+
+def test_certificate_change_by_alter_configs(tls_broker, tls):
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ResourceType,
+    )
+
+    broker, addr, server = tls_broker
+    renewed = server.with_name("renewed.pem")
+    write_server_cert(renewed, tls.ca_cert, tls.ca_key, cn="ferry-by-alter-configs")
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    resource = ConfigResource(ResourceType.BROKER, "0", incremental_configs=[ConfigEntry(
+        "listener.name.ssl.ssl.keystore.location", str(renewed),
+        incremental_operation=AlterConfigOpType.SET)])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(20)
+    deadline = time.monotonic() + 10
+    while _server_cn(addr["SSL"], tls.ca) != "ferry-by-alter-configs":
+        assert time.monotonic() < deadline, broker.output()
+        time.sleep(0.2)
+    assert _server_cn(addr["MTLS"], tls.ca) == "ferry"  # other listeners keep theirs
+    # stored with the dynamic configs: after a restart every listener is as it was
+    broker.restart()
+    assert _server_cn(addr["SSL"], tls.ca) == "ferry-by-alter-configs"
+    assert _server_cn(addr["MTLS"], tls.ca) == "ferry"
