@@ -126,7 +126,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         if self._listener is not None:
-            self.auth = ConnectionAuth(self._listener, self.peer)
+            self.auth = ConnectionAuth(self._listener, self.peer, self._limits.warnings)
             if not self.auth.authenticated:  # Kafka's sasl.server.max.receive.size
                 self._reader.limit = min(self._reader.limit,
                                          self._listener.max_receive_before_auth)

@@ -35,6 +35,7 @@ from core.broker.security.scram_store import ScramCredentialStore
 from core.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from core.broker.log_limit import RateLimitedLog
     from core.broker.security.tls import TlsContext
 
 __all__ = ["SASL_API_KEYS", "AuthCounts", "AuthStep", "ConnectionAuth", "ListenerSecurity"]
@@ -94,9 +95,13 @@ class AuthStep:
 class ConnectionAuth:
     """The authentication state of one connection (event loop thread only)."""
 
-    def __init__(self, listener: ListenerSecurity, peer: str) -> None:
+    def __init__(self, listener: ListenerSecurity, peer: str,
+                 warnings: RateLimitedLog | None = None) -> None:
+        """``warnings``: where failures are logged (rate-limited: a flood of failed
+        logins is summarised, not written line by line)."""
         self.listener = listener
         self.peer = peer
+        self._warnings = warnings
         self.principal: KafkaPrincipal = ANONYMOUS
         self.authenticated = not listener.spec.uses_sasl
         self.raw_tokens = False  # after a v0 handshake: tokens are raw frames
@@ -133,6 +138,8 @@ class ConnectionAuth:
         enabled = list(self.listener.mechanisms)
         if not self.listener.spec.uses_sasl:
             self.close_after_response = True
+            self._log_failure(None, f"SaslHandshake on a {self.listener.spec.protocol} "
+                                    "listener, which does not use SASL")
             return ErrorCode.ILLEGAL_SASL_STATE, enabled
         if self.authenticated:
             if self.listener.reauth_ms <= 0 or version < 1 or mechanism != self._mechanism:
@@ -214,5 +221,9 @@ class ConnectionAuth:
 
     def _log_failure(self, user: str | None, reason: str) -> None:
         # One line, never a password: the user name the client claimed and why.
-        log.warning("Failed authentication with %s (user %r, listener %s, mechanism %s): %s",
-                    self.peer, user, self.listener.name, self._mechanism, reason)
+        message = "Failed authentication with %s (user %r, listener %s, mechanism %s): %s"
+        args = (self.peer, user, self.listener.name, self._mechanism, reason)
+        if self._warnings is not None:
+            self._warnings.warning("authentication", message, *args)
+        else:
+            log.warning(message, *args)

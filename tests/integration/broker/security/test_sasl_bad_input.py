@@ -119,6 +119,7 @@ def test_sasl_on_a_plaintext_port(sasl):
     client = WireClient(broker.port)
     assert _handshake(client).error_code == ErrorCode.ILLEGAL_SASL_STATE
     assert client.closed_by_peer(5)
+    assert "SaslHandshake on a PLAINTEXT listener" in broker.log_path.read_text()
     other = WireClient(broker.port)  # the PLAINTEXT listener keeps serving
     assert other.call(MetadataRequest(topics=[]), 1).brokers[0].port == broker.port
 
