@@ -13,6 +13,8 @@ import urllib.request
 
 import pytest
 from broker_process import free_port
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 from kafka_wire import WireClient
@@ -30,12 +32,16 @@ DELAY_MS = 400
 def sasl(secure_broker):
     metrics = free_port()
     broker, ports = secure_broker(
-        {"SASL": "SASL_PLAINTEXT"},
-        {"listener.name.sasl.plain.sasl.jaas.config": JAAS,
+        {"SASL": "SASL_PLAINTEXT", "FAST": "SASL_PLAINTEXT"},
+        {"sasl.jaas.config": JAAS,
          "listener.name.sasl.sasl.enabled.mechanisms": "PLAIN",
          "connection.failed.authentication.delay.ms": str(DELAY_MS),
+         # per-listener overrides: the fuzzing listener answers failures at once
+         "listener.name.fast.connection.failed.authentication.delay.ms": "0",
+         "listener.name.fast.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
          "connections.max.reauth.ms": "1500"},
         extra_args=["--metrics", f"127.0.0.1:{metrics}"])
+    broker.fast_port = ports["FAST"]
     return broker, ports["SASL"], metrics
 
 
@@ -166,3 +172,25 @@ def test_large_frame_before_authentication_is_refused(sasl):
     assert _authenticate(ok, b"\0alice\0alice-secret").error_code == 0
     big = MetadataRequest(topics=[MetadataRequest.MetadataRequestTopic(name="t" * 200)] * 3000)
     assert ok.call(big, 1).brokers
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mechanism=st.sampled_from(["PLAIN", "SCRAM-SHA-256"]),
+       tokens=st.lists(st.binary(max_size=400), min_size=1, max_size=3))
+def test_fuzzed_sasl_tokens_over_the_wire(sasl, mechanism, tokens):
+    """Whatever the tokens, each is answered (never a crash): an error closes the
+    connection, and the broker keeps serving."""
+    broker, _, _ = sasl
+    client = WireClient(broker.fast_port)
+    assert _handshake(client, mechanism).error_code == 0
+    for token in tokens:
+        answer = _authenticate(client, token)
+        if answer.error_code:
+            assert answer.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+            assert client.closed_by_peer(5)
+            break
+    client.close()
+    probe = WireClient(broker.fast_port)
+    assert probe.call(ApiVersionsRequest(), 0).error_code == 0
+    probe.close()
