@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from broker_process import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -65,3 +66,52 @@ def test_users_and_console_tools_over_sasl_ssl(secured, tls):
     deleted = ferry("users", "delete", "tool", "--log", admin_log)
     assert deleted.returncode == 0, deleted.stderr
     assert ferry("topics", "list", "--log", log, "--command-config", good).returncode != 0
+
+
+def test_connect_worker_reaches_a_secured_broker(secured, tls):
+    """A standalone worker on kafka://SASL_SSL, its security settings in the worker config,
+    runs a FileStream source whose records arrive in the topic."""
+    import json
+    import os
+    import time
+
+    from confluent_kafka import Consumer
+
+    broker, secure, tmp = secured
+    made = ferry("users", "set", "worker", "--mechanism", "SCRAM-SHA-512", "--log",
+                 f"kafka://{broker.bootstrap}", stdin="worker-secret\n")
+    assert made.returncode == 0, made.stderr
+    created = ferry("topics", "create", "from-file", "--log", f"kafka://{broker.bootstrap}")
+    assert created.returncode == 0, created.stderr
+    (tmp / "in.txt").write_text("a\nb\n")
+    (tmp / "worker.properties").write_text(
+        "key.converter=StringConverter\nvalue.converter=StringConverter\n"
+        "offset.flush.interval.ms=200\nsecurity.protocol=SASL_SSL\n"
+        "sasl.mechanism=SCRAM-SHA-512\nsasl.username=worker\nsasl.password=worker-secret\n"
+        f"ssl.ca.location={tls.ca}\n")
+    (tmp / "source.json").write_text(json.dumps({"name": "fs", "config": {
+        "connector.class": "connectors.file.source_connector:FileStreamSourceConnector",
+        "tasks.max": "1", "topic": "from-file", "file": str(tmp / "in.txt")}}))
+    env = {k: v for k, v in os.environ.items() if k != "FERRY_LOG"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "--log", f"kafka://{secure}", "connect",
+         "standalone", "--rest", f"127.0.0.1:{free_port()}", str(tmp / "worker.properties"),
+         str(tmp / "source.json")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp)
+    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "check",
+                         "auto.offset.reset": "earliest"})
+    try:
+        consumer.subscribe(["from-file"])
+        values: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(values) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                values.append(msg.value())
+        assert values == [b"a", b"b"], proc.stderr.read1().decode(errors="replace") \
+            if proc.poll() is not None else values
+    finally:
+        consumer.close()
+        proc.terminate()
+        proc.wait(30)
+        proc.stderr.close()
