@@ -139,3 +139,34 @@ def test_aiokafka_plain(plain_broker):
         return [msg.value]
 
     assert asyncio.run(run()) == [b"hi"]
+
+
+def test_librdkafka_reauthenticates_before_the_session_ends(secure_broker):
+    """KIP-368 with a real client: sessions of 2 s, a producer kept busy for 7 s on one
+    connection re-authenticates instead of being disconnected."""
+    import re
+    import time
+    import urllib.request
+
+    from broker_process import free_port
+
+    metrics = free_port()
+    _, ports = secure_broker(
+        {"SASL": "SASL_PLAINTEXT"},
+        {"listener.name.sasl.plain.sasl.jaas.config": JAAS,
+         "connections.max.reauth.ms": "2000", "auto.create.topics.enable": "true"},
+        extra_args=["--metrics", f"127.0.0.1:{metrics}"])
+    errors: list = []
+    producer = Producer({**_conf(f"127.0.0.1:{ports['SASL']}", "alice", "alice-secret"),
+                         "error_cb": errors.append})
+    delivered: list = []
+    deadline = time.monotonic() + 7
+    while time.monotonic() < deadline:
+        producer.produce("reauth", b"v", on_delivery=lambda err, msg: delivered.append(err))
+        producer.poll(0.2)
+    assert producer.flush(20) == 0
+    assert delivered and all(err is None for err in delivered)
+    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=10).read()
+    match = re.search(rb'kafka_server_socket_server_metrics_successful_reauthentication_total'
+                      rb'\{listener="SASL"\} (\S+)', text)
+    assert match and float(match.group(1)) >= 2, text[-1500:]
