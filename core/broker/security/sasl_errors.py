@@ -1,11 +1,9 @@
 """Why a SASL exchange failed, as the exceptions the mechanisms raise.
 
-The connection answers each with Kafka's error code: a wrong credential is
-SASL_AUTHENTICATION_FAILED (58); a message that does not parse is ILLEGAL_SASL_STATE (34)
-in Kafka's broker too (its ``SaslServer`` raises ``SaslException`` for both, and only a
-credential failure is reported as 58; Ferry reports malformed input as 58 as well, with
-its own message, since that is what clients show to the user). Messages never contain a
-password.
+The connection answers both with SASL_AUTHENTICATION_FAILED (58) and closes, as Kafka's
+``SaslServerAuthenticator`` does for a refused credential and for any other
+``SaslException`` of the mechanism (a message that does not parse). Messages name the
+user at most, never a password.
 """
 
 from __future__ import annotations
