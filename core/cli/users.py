@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import logging
 import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from core.backends.errors import InvalidConfigError
+from core.backends.errors import BackendError
 from core.cli.errors import CliError
 from core.cli.options import add_command, command_config, resolve_log_url
 
 __all__ = ["register"]
+
+T = TypeVar("T")
 
 _MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
@@ -55,21 +60,34 @@ def _admin(args: argparse.Namespace):  # -> kafka.KafkaAdminClient
         servers = [str(a) for a in parse_bootstrap(url)]
         security = ClientSecurity.parse(command_config(args))
         options = security.kafka_python_options()
-    except (InvalidConfigError, ClientSecurityError, ValueError) as exc:
-        raise CliError(f"ferry users needs --log kafka://HOST:PORT: {exc}") from exc
+    except (BackendError, ClientSecurityError, ValueError) as exc:
+        raise CliError(f"ferry users talks to a broker (--log kafka://HOST:PORT): {exc}"
+                       ) from exc
+    # kafka-python logs every retry; the one line that matters is ours
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)
     try:
         return KafkaAdminClient(bootstrap_servers=servers, client_id="ferry-users",
-                                request_timeout_ms=20000, **options)
+                                request_timeout_ms=20000, bootstrap_timeout_ms=10000,
+                                **options)
     except KafkaError as exc:
         raise CliError(f"cannot reach the broker at {url}: {exc}") from exc
 
 
-def _list(args: argparse.Namespace) -> int:
+def _with_admin(args: argparse.Namespace, call: Callable[[Any], T]) -> T:
+    """``call(admin)`` on a fresh admin client; a Kafka error is one CliError line."""
+    from kafka.errors import KafkaError
+
     admin = _admin(args)
     try:
-        described = admin.describe_user_scram_credentials()
+        return call(admin)
+    except KafkaError as exc:
+        raise CliError(f"the broker at {resolve_log_url(args)} refused: {exc}") from exc
     finally:
         admin.close()
+
+
+def _list(args: argparse.Namespace) -> int:
+    described = _with_admin(args, lambda admin: admin.describe_user_scram_credentials())
     for user, info in sorted(described.items()):
         mechanisms = ", ".join(f"{_scram_name(i['mechanism'])} (iterations {i['iterations']})"
                                for i in info["credential_infos"])
@@ -112,11 +130,8 @@ def _delete(args: argparse.Namespace) -> int:
 
     mechanisms = args.mechanism
     if not mechanisms:
-        admin = _admin(args)
-        try:
-            info = admin.describe_user_scram_credentials([args.name]).get(args.name, {})
-        finally:
-            admin.close()
+        info = _with_admin(args, lambda admin: admin.describe_user_scram_credentials(
+            [args.name])).get(args.name, {})
         if info.get("error"):
             raise CliError(f"user {args.name}: {info['error']}")
         mechanisms = [_scram_name(i["mechanism"]) for i in info.get("credential_infos", [])]
@@ -126,11 +141,7 @@ def _delete(args: argparse.Namespace) -> int:
 
 
 def _alter(args: argparse.Namespace, changes: list, done: str) -> int:
-    admin = _admin(args)
-    try:
-        results = admin.alter_user_scram_credentials(changes)
-    finally:
-        admin.close()
+    results = _with_admin(args, lambda admin: admin.alter_user_scram_credentials(changes))
     error = results.get(args.name)
     if error:
         raise CliError(f"user {args.name}: {error}")

@@ -115,3 +115,21 @@ def test_connect_worker_reaches_a_secured_broker(secured, tls):
         proc.terminate()
         proc.wait(30)
         proc.stderr.close()
+
+
+def test_users_command_mistakes_are_one_line(secured, tmp_path):
+    broker, secure, _ = secured
+    wrong = tmp_path / "wrong.properties"
+    wrong.write_text("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
+                     "sasl.username=nobody\nsasl.password=x\nssl.ca.location=/nonexistent\n")
+    for args in (["users", "list", "--log", "embedded:" + str(tmp_path / "d")],
+                 ["users", "list", "--log", f"kafka://{secure}", "--command-config",
+                  str(wrong)],
+                 ["users", "set", "x", "--log", f"kafka://{broker.bootstrap}",
+                  "--password-file", str(tmp_path / "missing")],
+                 ["users", "set", "x", "--log", f"kafka://{broker.bootstrap}",
+                  "--iterations", "10"]):
+        result = ferry(*args, stdin="pw\n")
+        assert result.returncode != 0, args
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ferry: error:"), (args, lines)
