@@ -82,3 +82,21 @@ def test_a_plain_login_sets_the_principal():
     assert not step.failed and auth.principal == KafkaPrincipal("User", "alice")
     assert auth.refusal(3) is None
     assert security.counts.successful == 1 and security.counts.failed == 1
+
+
+def test_encrypted_key_with_ssl_key_password(certs, tmp_path):
+    from cryptography.hazmat.primitives import serialization
+
+    pem = certs.server.read_bytes()
+    key = serialization.load_pem_private_key(pem, password=None)
+    encrypted = key.private_bytes(serialization.Encoding.PEM,
+                                  serialization.PrivateFormat.PKCS8,
+                                  serialization.BestAvailableEncryption(b"k3y-pw"))
+    chain = pem[pem.index(b"-----BEGIN CERTIFICATE-----"):]
+    store = tmp_path / "encrypted.pem"
+    store.write_bytes(encrypted + chain)
+    assert TlsContext({"ssl.keystore.location": str(store),
+                       "ssl.key.password": "k3y-pw"}, "SSL").context is not None
+    with pytest.raises(BrokerConfigError) as wrong:
+        TlsContext({"ssl.keystore.location": str(store), "ssl.key.password": "nope"}, "SSL")
+    assert wrong.value.key == "ssl.keystore.location" and "nope" not in str(wrong.value)
