@@ -34,9 +34,10 @@ async def handle_describe_cluster(state: BrokerState, ctx: RequestContext
             controller_id=-1, brokers=[], authorized_operations=NOT_REQUESTED)
     operations = (CLUSTER_OPERATIONS if request.include_cluster_authorized_operations
                   else NOT_REQUESTED)
+    host, port = state.advertised_for(ctx.listener)
     broker = DescribeClusterResponse.DescribeClusterBroker(
-        version=version, broker_id=state.node_id, host=state.advertised_host,
-        port=state.advertised_port, rack=None, is_fenced=False)
+        version=version, broker_id=state.node_id, host=host, port=port, rack=None,
+        is_fenced=False)
     return DescribeClusterResponse(
         version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
         endpoint_type=_BROKER_ENDPOINTS, cluster_id=state.cluster_id,
