@@ -33,6 +33,7 @@ from sqlalchemy.engine import Connection, CursorResult, Engine
 
 from connect.api import ConnectError, Schema, SchemaBuilder, SourceRecord, Struct
 from connectors.jdbc.config import SourceConfig
+from connectors.jdbc.isolation import apply_isolation
 from connectors.jdbc.offsets import (
     INCREMENTING,
     TableOffset,
@@ -110,6 +111,7 @@ class TableQuerier:
         """Run the mode's SELECT; rows are then read with ``next_batch``."""
         conn = self.engine.connect()
         try:
+            apply_isolation(conn, self.config.isolation_mode)
             if self.table_name is not None:
                 source = sa.Table(self.table_name, sa.MetaData(), schema=self.schema_name,
                                   autoload_with=conn)
@@ -151,7 +153,8 @@ class TableQuerier:
         builder = SchemaBuilder.struct().name(self.table_name or "query").optional()
         for i, column in enumerate(columns):
             mapping = column_mapping(column, self.config.numeric_mapping, self.tz,  # type: ignore[arg-type]
-                                     self.engine.dialect.name)
+                                     self.engine.dialect.name,
+                                     self.config.timestamp_granularity)
             if mapping is None:
                 continue
             mappings.append(mapping)
@@ -172,6 +175,13 @@ class TableQuerier:
             self._ts_columns[0].type, "timezone", False)
 
     def _statement(self, conn: Connection, from_: Any, columns: list[Any]) -> Any:
+        stmt = self._mode_statement(conn, from_, columns)
+        if self.config.query_suffix:
+            # After the WHERE and ORDER BY, as Confluent appends query.suffix.
+            stmt = stmt.suffix_with(self.config.query_suffix)
+        return stmt
+
+    def _mode_statement(self, conn: Connection, from_: Any, columns: list[Any]) -> Any:
         stmt = sa.select(*columns).select_from(from_)
         mode = self.config.mode
         if mode == "bulk":
