@@ -62,12 +62,16 @@ def _table() -> sa.Table:
 
 
 def test_merge_for_sql_server_and_oracle():
+    # The same statement runs for real on PostgreSQL 15 (test_jdbc_sink_merge.py).
     sql = merge_sql(_table(), ["id"], mssql.dialect())
-    assert sql == ("MERGE INTO orders t USING (SELECT :id AS id, :item AS item, :qty AS qty) "
-                   "s ON (t.id = s.id) WHEN MATCHED THEN UPDATE SET t.item = s.item, "
-                   "t.qty = s.qty WHEN NOT MATCHED THEN INSERT (id, item, qty) VALUES "
+    assert sql == ("MERGE INTO orders WITH (HOLDLOCK) t USING (SELECT CAST(:id AS BIGINT) "
+                   "AS id, CAST(:item AS TEXT) AS item, CAST(:qty AS INTEGER) AS qty) s ON "
+                   "(t.id = s.id) WHEN MATCHED THEN UPDATE SET item = s.item, qty = s.qty "
+                   "WHEN NOT MATCHED THEN INSERT (id, item, qty) VALUES "
                    "(s.id, s.item, s.qty);")
-    assert "FROM dual) s ON" in merge_sql(_table(), ["id"], oracle.dialect())
+    oracle_sql = merge_sql(_table(), ["id"], oracle.dialect())
+    assert "CAST(:id AS NUMBER(19)) AS id" in oracle_sql
+    assert "FROM dual) s ON" in oracle_sql and not oracle_sql.endswith(";")
 
 
 def test_postgres_upsert_is_on_conflict_do_update():

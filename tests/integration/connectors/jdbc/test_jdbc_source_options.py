@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 from jdbc_support import ConnectorCtx, Runner, execute
 
-from connect.api import ConfigError, Timestamp, Type
+from connect.api import ConfigError, ConnectError, Timestamp, Type
 from connectors.jdbc import JdbcSourceConnector
 
 pytestmark = pytest.mark.integration
@@ -68,7 +68,7 @@ def test_a_query_suffix_the_database_refuses_fails_the_poll_with_its_error(db):
     engine = _table(db, 1)
     run = Runner(_props(db, "bulk", **{"query.suffix": "NOT SQL AT ALL"}))
     run.start()
-    with pytest.raises(Exception, match="(?i)syntax"):
+    with pytest.raises(ConnectError, match=r"(?i)syntax"):
         run.poll()
     run.stop()
     engine.dispose()
@@ -168,7 +168,7 @@ def test_isolation_levels_a_database_lacks_are_refused_on_the_key(db):
         assert "sqlite does not support" in errors["transaction.isolation.mode"][0]
     connector = JdbcSourceConnector()
     connector.initialize(ConnectorCtx())
-    with pytest.raises(ConfigError, match="transaction.isolation.mode"):
+    with pytest.raises(ConfigError, match=r"transaction\.isolation\.mode"):
         connector.start({**base, "transaction.isolation.mode": "SQL_SERVER_SNAPSHOT"})
 
 
