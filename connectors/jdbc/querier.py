@@ -25,24 +25,22 @@ import datetime as dt
 import logging
 import time
 import zoneinfo
-from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, CursorResult, Engine
 
-from connect.api import ConnectError, Schema, SchemaBuilder, SourceRecord, Struct
+from connect.api import ConnectError, Schema, SchemaBuilder, SourceRecord
 from connectors.jdbc.config import SourceConfig
 from connectors.jdbc.isolation import apply_isolation
 from connectors.jdbc.offsets import (
-    INCREMENTING,
     TableOffset,
     query_partition,
     table_partition,
 )
 from connectors.jdbc.query_types import query_column_types
+from connectors.jdbc.record_builder import BatchBuilder, batch_builder
 from connectors.jdbc.types import ColumnMapping, column_mapping
-from connectors.jdbc.types import identity as _same
 
 __all__ = ["TableQuerier"]
 
@@ -78,8 +76,10 @@ class TableQuerier:
         self._mappings: list[ColumnMapping] = []
         self._indexes: list[int] = []
         self._value_schema: Schema | None = None
-        self._row_builder: Callable[[Any], list[Any]] = list
+        self._build: BatchBuilder = lambda rows, offsets: []
         self._inc_index = -1
+        self._ts_indexes: list[int] = []
+        self._ts_naive = False
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -161,18 +161,23 @@ class TableQuerier:
             indexes.append(i)
             builder.field(mapping.name, mapping.schema)
         self._mappings, self._indexes = mappings, indexes
-        self._row_builder = _row_builder(indexes, [m.convert for m in mappings])
         self._value_schema = builder.required().build()
         names = [c.name for c in columns]
         mode = self.config.mode
         self._inc_index = (names.index(self.config.incrementing_column)
                            if "incrementing" in mode else -1)
+        self._build = batch_builder(
+            topic=self.topic, schema=self._value_schema, partition=self.partition,
+            width=len(columns), indexes=indexes, converts=[m.convert for m in mappings],
+            inc_index=self._inc_index,
+            inc_needs_int=self._inc_index >= 0 and not isinstance(
+                columns[self._inc_index].type, sa.Integer),
+            inline_offsets=mode in ("bulk", "incrementing"))
         # In the config's order: the offset's timestamp is the COALESCE's.
-        by_name = {c.name: c for c in columns}
-        self._ts_columns = [by_name[n] for n in self.config.timestamp_columns
-                            if n in by_name]
-        self._ts_naive = bool(self._ts_columns) and not getattr(
-            self._ts_columns[0].type, "timezone", False)
+        self._ts_indexes = [names.index(n) for n in self.config.timestamp_columns
+                            if n in names]
+        self._ts_naive = bool(self._ts_indexes) and not getattr(
+            columns[self._ts_indexes[0]].type, "timezone", False)
 
     def _statement(self, conn: Connection, from_: Any, columns: list[Any]) -> Any:
         stmt = self._mode_statement(conn, from_, columns)
@@ -220,8 +225,8 @@ class TableQuerier:
         return value
 
     def _row_ts(self, row: Any) -> dt.datetime | None:
-        for column in self._ts_columns:
-            value = row._mapping[column]
+        for index in self._ts_indexes:
+            value = row[index]
             if value is not None:
                 if value.tzinfo is None:
                     return value.replace(tzinfo=self.tz).astimezone(dt.UTC)
@@ -253,24 +258,17 @@ class TableQuerier:
             self.close()
             self.next_run = time.monotonic() + self.config.poll_ms / 1000
             return []
-        schema = self._value_schema
-        build = self._row_builder
-        records: list[SourceRecord] = []
-        partition, topic = self.partition, self.topic
         offset = self.offset
         inc_index = self._inc_index
-        from_values = Struct.from_values
         if mode in ("bulk", "incrementing"):
-            # The hot path (bulk loads, append-only tables): no per-row offset objects.
-            for row in rows:
-                records.append(SourceRecord(
-                    topic=topic, value_schema=schema,
-                    value=from_values(schema, build(row), validate=False),
-                    source_partition=partition,
-                    source_offset=None if inc_index < 0 else {INCREMENTING: int(row[inc_index])}))
-            if rows and inc_index >= 0:
+            # The hot path (bulk loads, append-only tables): offsets are built inline.
+            records = self._build(rows, None)
+            if inc_index >= 0:
                 offset = TableOffset(int(rows[-1][inc_index]), None)
-        for i, row in enumerate(rows if mode.startswith("timestamp") else ()):
+            self.offset = offset
+            return records
+        offsets: list[dict[str, Any]] = []
+        for i, row in enumerate(rows):
             if mode == "timestamp+incrementing":
                 offset = TableOffset(int(row[inc_index]), self._row_ts(row))
             else:
@@ -278,22 +276,8 @@ class TableQuerier:
                 following = (rows[i + 1] if i + 1 < len(rows) else self._lookahead)
                 if following is None or self._row_ts(following) != ts:
                     offset = TableOffset(None, ts)
-            records.append(SourceRecord(
-                topic=topic, value_schema=schema,
-                value=from_values(schema, build(row), validate=False),
-                source_partition=partition, source_offset=offset.to_map()))
+            offsets.append(offset.to_map())
+        records = self._build(rows, offsets)
         self.offset = offset
         return records
 
-
-def _row_builder(indexes: list[int], converts: list[Callable[[Any], Any]]) -> \
-        Callable[[Any], list[Any]]:
-    """A function from a result row to the struct's values: one expression per field,
-    calling a conversion only where the column needs one. Generated because a loop over
-    the columns per row costs more than the rest of a row's handling (see the JDBC
-    benchmark)."""
-    parts = [f"row[{j}]" if convert is _same else f"c[{n}](row[{j}])"
-             for n, (j, convert) in enumerate(zip(indexes, converts, strict=True))]
-    code = f"lambda row, c=converts: [{', '.join(parts)}]"
-    # The code holds only integer indexes: nothing from the database or the config.
-    return eval(code, {"converts": converts})
