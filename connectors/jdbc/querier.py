@@ -40,6 +40,7 @@ from connectors.jdbc.offsets import (
 )
 from connectors.jdbc.query_types import query_column_types
 from connectors.jdbc.record_builder import BatchBuilder, batch_builder
+from connectors.jdbc.row_reader import RowReader
 from connectors.jdbc.types import ColumnMapping, column_mapping
 
 __all__ = ["TableQuerier"]
@@ -72,6 +73,7 @@ class TableQuerier:
         self.next_run = 0.0
         self._conn: Connection | None = None
         self._result: CursorResult[Any] | None = None
+        self._reader: RowReader | None = None
         self._lookahead: Any = None
         self._mappings: list[ColumnMapping] = []
         self._indexes: list[int] = []
@@ -90,6 +92,7 @@ class TableQuerier:
         """Drop the open result and its connection (after an error too)."""
         result, conn = self._result, self._conn
         self._result = self._conn = None
+        self._reader = None
         self._lookahead = None
         for closer in (result, conn):
             if closer is not None:
@@ -127,6 +130,7 @@ class TableQuerier:
             self._conn = conn
             self._result = conn.execution_options(
                 stream_results=True, yield_per=self.config.batch_max_rows).execute(stmt)
+            self._reader = RowReader(self._result, columns, conn.dialect)
         except BaseException:
             conn.close()
             self._conn = None
@@ -236,7 +240,7 @@ class TableQuerier:
     def next_batch(self) -> list[SourceRecord]:
         """Up to ``batch.max.rows`` records of the running query; an empty list ends
         the query (the connection is released and the next run scheduled)."""
-        result = self._result
+        result = self._reader
         assert result is not None and self._value_schema is not None
         if self._lookahead is not None:
             rows = [self._lookahead, *result.fetchmany(self.config.batch_max_rows - 1)]

@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 from jdbc_support import ConnectorCtx, Runner, execute
 
-from connect.api import ConfigError, ConnectError, Timestamp, Type
+from connect.api import ConfigError, ConnectError, RetriableError, Timestamp, Type
 from connectors.jdbc import JdbcSourceConnector
 
 pytestmark = pytest.mark.integration
@@ -200,3 +200,60 @@ def test_catalog_pattern_matches_the_connections_database(db):
     for pattern in other:
         assert _tables_read(db, **{"catalog.pattern": pattern}) == [], pattern
     engine.dispose()
+
+
+# ------------------------------------------------------------------ reading the DBAPI cursor
+
+def _reader_raw(run: Runner) -> bool:
+    assert run.task is not None
+    reader = run.task._queriers[0]._reader
+    return reader is not None and reader.raw
+
+
+def test_rows_come_straight_from_the_dbapi_cursor_unless_a_column_needs_sqlalchemy(db):
+    engine = sa.create_engine(db)
+    execute(engine, "CREATE TABLE plain (id INTEGER NOT NULL PRIMARY KEY, name TEXT)")
+    execute(engine, "INSERT INTO plain VALUES " +
+            ", ".join(f"({i}, 'n{i}')" for i in range(10)))
+    run = Runner({**_props(db, "incrementing", **{"batch.max.rows": "3"}),
+                  "tables": json.dumps([[None, "plain"]])})
+    run.start()
+    got = run.poll()
+    assert _reader_raw(run)  # no column has a result processor, on either database
+    got += run.drain()
+    assert [(r.value.get("id"), r.value.get("name")) for r in got] == \
+        [(i, f"n{i}") for i in range(10)]
+    run.stop()
+    # SQLite hands datetimes over as text, which SQLAlchemy parses: read through it.
+    _table(db, 7)
+    run = Runner(_props(db, "timestamp+incrementing", **{"batch.max.rows": "3"}))
+    run.start()
+    got = run.poll()
+    assert _reader_raw(run) is not db.startswith("sqlite")
+    got += run.drain()
+    assert [r.value.get("id") for r in got] == list(range(7))
+    assert got[-1].value.get("at") == INSTANT + dt.timedelta(seconds=6)
+    run.stop()
+    engine.dispose()
+
+
+def test_the_database_lost_while_reading_the_dbapi_cursor_is_retried_without_loss(pg):
+    url = pg.url()
+    engine = sa.create_engine(url)
+    execute(engine, "CREATE TABLE lost (id INTEGER NOT NULL PRIMARY KEY, name TEXT)")
+    execute(engine, "INSERT INTO lost SELECT g, 'n' || g FROM generate_series(0, 19) g")
+    engine.dispose()
+    run = Runner({**_props(url, "incrementing", **{"batch.max.rows": "3"}),
+                  "tables": json.dumps([[None, "lost"]]), "connection.attempts": "1"})
+    run.start()
+    got = run.poll()
+    assert _reader_raw(run) and [r.value.get("id") for r in got] == [0, 1, 2]
+    pg.stop("fast")
+    try:
+        with pytest.raises(RetriableError):
+            run.poll()
+    finally:
+        pg.start()
+    got += run.drain(polls=40)
+    run.stop()
+    assert [r.value.get("id") for r in got] == list(range(20))
