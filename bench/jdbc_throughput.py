@@ -23,6 +23,11 @@ of five columns (``id bigint`` primary key, ``name text``, ``qty integer``,
 * **limit, plain SELECT**: a psycopg server-side cursor streaming
   ``SELECT * FROM t ORDER BY id`` in ``fetchmany(--batch)`` calls.
 
+With ``--source-breakdown`` each repeat also splits the source's CPU time per row, in
+the same process: fetching the rows through SQLAlchemy's result (Row objects) and straight
+from its DBAPI cursor, then ``Struct.from_values`` and ``SourceRecord(...)`` over the
+fetched rows, and the source's own generated batch builder (both together).
+
 The ratios printed (sink / executemany, source / SELECT) are what the issue's targets
 are about (>= 30% and >= 50%). The process uses the gc thresholds a Connect worker sets
 (``connect.runtime.process_tuning``) unless ``--default-gc`` is given, and the sink's
@@ -46,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import psycopg  # noqa: E402
+import sqlalchemy as sa  # noqa: E402
 from postgres_process import PostgresProcess  # noqa: E402
 
 from connect.api import (  # noqa: E402
@@ -53,11 +59,14 @@ from connect.api import (  # noqa: E402
     Schema,
     SchemaBuilder,
     SinkRecord,
+    SourceRecord,
     Struct,
     Timestamp,
 )
 from connect.runtime.process_tuning import tune_gc_for_record_streams  # noqa: E402
 from connectors.jdbc import JdbcSinkTask, JdbcSourceTask  # noqa: E402
+from connectors.jdbc.record_builder import batch_builder  # noqa: E402
+from connectors.jdbc.types import identity  # noqa: E402
 
 SCHEMA = (SchemaBuilder.struct().name("row").field("id", Schema.INT64_SCHEMA)
           .field("name", Schema.STRING_SCHEMA).field("qty", Schema.INT32_SCHEMA)
@@ -172,12 +181,66 @@ def run_select(pg: PostgresProcess, n: int, batch: int) -> float:
         return time.perf_counter() - started
 
 
+def source_breakdown(pg: PostgresProcess, n: int, batch: int) -> dict[str, float]:
+    """CPU microseconds (this process's) per row of each part of the source's work (see
+    the docstring): CPU time, because on a shared machine wall time mostly measures the
+    other processes, and a fetch's wall time is mostly the server's."""
+    engine = sa.create_engine(pg.url())
+    table = sa.Table("sink_t", sa.MetaData(), autoload_with=engine)
+    stmt = sa.select(table).where(table.c.id > -1).order_by(table.c.id)
+    partition = {"protocol": "1", "table": "public.sink_t"}
+    out: dict[str, float] = {}
+
+    def fetch(raw: bool) -> list:
+        batches: list = []
+        with engine.connect() as conn:
+            started = time.process_time()
+            result = conn.execution_options(stream_results=True, yield_per=batch) \
+                .execute(stmt)
+            read = result.fetchmany
+            if raw:
+                # SQLAlchemy has read one row ahead into its buffer; the rest come from
+                # the cursor as the driver's tuples.
+                batches.append([tuple(result.fetchone())])
+                read = result.cursor.fetchmany
+            while rows := read(batch):
+                batches.append(rows)
+            elapsed = time.process_time() - started
+        out["fetch, DBAPI cursor" if raw else "fetch, SQLAlchemy rows"] = elapsed / n * 1e6
+        return batches
+
+    fetch(raw=True)
+    gc.collect()
+    batches = fetch(raw=False)
+    build = batch_builder(topic="bench", schema=SCHEMA, partition=partition, width=5,
+                          indexes=range(5), converts=[identity] * 5, inc_index=0,
+                          inc_needs_int=False)
+    value = Struct.from_values(SCHEMA, batches[0][0], validate=False)
+    parts = {
+        "Struct.from_values": lambda rows: [Struct.from_values(SCHEMA, r, validate=False)
+                                            for r in rows],
+        "SourceRecord(...)": lambda rows: [SourceRecord(
+            topic="bench", value_schema=SCHEMA, value=value, source_partition=partition,
+            source_offset={"incrementing": r[0]}) for r in rows],
+        "batch builder (both)": lambda rows: build(rows, None),
+    }
+    for name, part in parts.items():
+        started = time.process_time()
+        for rows in batches:
+            part(rows)
+        out[name] = (time.process_time() - started) / n * 1e6
+        gc.collect()
+    engine.dispose()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--batch", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--default-gc", action="store_true")
+    parser.add_argument("--source-breakdown", action="store_true")
     args = parser.parse_args()
     if not args.default_gc:
         tune_gc_for_record_streams()
@@ -207,6 +270,10 @@ def main() -> None:
             print(f"  source          {n / source:>12,.0f} rows/s")
             print(f"  plain SELECT    {n / select:>12,.0f} rows/s   source/SELECT = "
                   f"{select / source:.0%}", flush=True)
+            if args.source_breakdown:
+                parts = source_breakdown(pg, n, batch)
+                print("  source CPU per row: " + ", ".join(
+                    f"{name} {us:.2f} us" for name, us in parts.items()), flush=True)
     finally:
         pg.close()
 

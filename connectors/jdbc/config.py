@@ -23,6 +23,7 @@ from connect.api import (
     NonEmptyString,
     Password,
     Range,
+    ValidString,
 )
 
 __all__ = [
@@ -46,6 +47,15 @@ MODES = ("bulk", "incrementing", "timestamp", "timestamp+incrementing")
 INSERT_MODES = ("insert", "upsert", "update")
 PK_MODES = ("none", "kafka", "record_key", "record_value")
 NUMERIC_MAPPINGS = ("none", "best_fit", "precision_only")
+#: Confluent's ``TimestampGranularity`` values, lower case as its config takes them.
+TIMESTAMP_GRANULARITIES = ("connect_logical", "micros_long", "micros_string",
+                           "micros_iso_datetime_string", "nanos_long", "nanos_string",
+                           "nanos_iso_datetime_string")
+#: Confluent's ``TransactionIsolationMode`` names (matched exactly, as its valueOf does).
+ISOLATION_MODES = ("DEFAULT", "READ_UNCOMMITTED", "READ_COMMITTED", "REPEATABLE_READ",
+                   "SERIALIZABLE", "SQL_SERVER_SNAPSHOT")
+TRANSACTION_ISOLATION_MODE = "transaction.isolation.mode"
+CATALOG_PATTERN = "catalog.pattern"
 
 #: The key a task config carries: the JSON list of tables the task reads.
 TASK_TABLES = "tables"
@@ -141,6 +151,26 @@ SOURCE_CONFIG_DEF = (
             importance=Importance.LOW, group="Mode",
             documentation="NUMERIC columns as Decimal (none), integers when the scale is "
             "0 (precision_only), or integers/doubles when they fit (best_fit).")
+    .define("timestamp.granularity", ConfigType.STRING, default="connect_logical",
+            validator=CaseInsensitiveValidString.in_(*TIMESTAMP_GRANULARITIES),
+            importance=Importance.LOW, group="Connector",
+            documentation="How timestamp columns appear in records: connect_logical "
+            "(Connect Timestamp), nanos_long / micros_long (INT64 since the epoch), "
+            "nanos_string / micros_string (the same as a decimal string), "
+            "nanos_iso_datetime_string / micros_iso_datetime_string "
+            "(yyyy-MM-ddTHH:mm:ss with 9 or 6 fraction digits, in db.timezone).")
+    .define(TRANSACTION_ISOLATION_MODE, ConfigType.STRING, default="DEFAULT",
+            validator=ValidString.in_(*ISOLATION_MODES), importance=Importance.LOW,
+            group="Mode", documentation="Isolation level of the source's queries: "
+            "DEFAULT (the database's), READ_UNCOMMITTED, READ_COMMITTED, REPEATABLE_READ, "
+            "SERIALIZABLE, or SQL_SERVER_SNAPSHOT (SQL Server only).")
+    .define(CATALOG_PATTERN, ConfigType.STRING, default=None, importance=Importance.MEDIUM,
+            group="Database", documentation="LIKE pattern (% and _) the catalog (the "
+            "database the connection is on) must match for its tables to be read; \"\" "
+            "matches databases without catalogs (SQLite); unset: any.")
+    .define("query.suffix", ConfigType.STRING, default="", importance=Importance.LOW,
+            group="Mode", documentation="Text appended to every generated SELECT, after "
+            "its ORDER BY (e.g. LIMIT 1000, FOR UPDATE SKIP LOCKED).")
 )
 
 SINK_CONFIG_DEF = (
@@ -234,6 +264,10 @@ class SourceConfig:
     poll_ms: int
     batch_max_rows: int
     numeric_mapping: str
+    timestamp_granularity: str = "connect_logical"
+    isolation_mode: str = "DEFAULT"
+    catalog_pattern: str | None = None
+    query_suffix: str = ""
 
     @staticmethod
     def parse(props: Mapping[str, str]) -> SourceConfig:
@@ -272,7 +306,10 @@ class SourceConfig:
             exclude=exclude, schema=v["schema.pattern"] or None, table_types=types,
             table_poll_ms=v["table.poll.interval.ms"], topic_prefix=v["topic.prefix"],
             poll_ms=v["poll.interval.ms"], batch_max_rows=v["batch.max.rows"],
-            numeric_mapping=v["numeric.mapping"].lower())
+            numeric_mapping=v["numeric.mapping"].lower(),
+            timestamp_granularity=v["timestamp.granularity"].lower(),
+            isolation_mode=v[TRANSACTION_ISOLATION_MODE],
+            catalog_pattern=v[CATALOG_PATTERN], query_suffix=v["query.suffix"].strip())
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,23 +25,23 @@ import datetime as dt
 import logging
 import time
 import zoneinfo
-from collections.abc import Callable
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, CursorResult, Engine
 
-from connect.api import ConnectError, Schema, SchemaBuilder, SourceRecord, Struct
+from connect.api import ConnectError, Schema, SchemaBuilder, SourceRecord
 from connectors.jdbc.config import SourceConfig
+from connectors.jdbc.isolation import apply_isolation
 from connectors.jdbc.offsets import (
-    INCREMENTING,
     TableOffset,
     query_partition,
     table_partition,
 )
 from connectors.jdbc.query_types import query_column_types
+from connectors.jdbc.record_builder import BatchBuilder, batch_builder
+from connectors.jdbc.row_reader import RowReader
 from connectors.jdbc.types import ColumnMapping, column_mapping
-from connectors.jdbc.types import identity as _same
 
 __all__ = ["TableQuerier"]
 
@@ -73,12 +73,15 @@ class TableQuerier:
         self.next_run = 0.0
         self._conn: Connection | None = None
         self._result: CursorResult[Any] | None = None
+        self._reader: RowReader | None = None
         self._lookahead: Any = None
         self._mappings: list[ColumnMapping] = []
         self._indexes: list[int] = []
         self._value_schema: Schema | None = None
-        self._row_builder: Callable[[Any], list[Any]] = list
+        self._build: BatchBuilder = lambda rows, offsets: []
         self._inc_index = -1
+        self._ts_indexes: list[int] = []
+        self._ts_naive = False
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -89,6 +92,7 @@ class TableQuerier:
         """Drop the open result and its connection (after an error too)."""
         result, conn = self._result, self._conn
         self._result = self._conn = None
+        self._reader = None
         self._lookahead = None
         for closer in (result, conn):
             if closer is not None:
@@ -110,6 +114,7 @@ class TableQuerier:
         """Run the mode's SELECT; rows are then read with ``next_batch``."""
         conn = self.engine.connect()
         try:
+            apply_isolation(conn, self.config.isolation_mode)
             if self.table_name is not None:
                 source = sa.Table(self.table_name, sa.MetaData(), schema=self.schema_name,
                                   autoload_with=conn)
@@ -125,6 +130,7 @@ class TableQuerier:
             self._conn = conn
             self._result = conn.execution_options(
                 stream_results=True, yield_per=self.config.batch_max_rows).execute(stmt)
+            self._reader = RowReader(self._result, columns, conn.dialect)
         except BaseException:
             conn.close()
             self._conn = None
@@ -151,27 +157,40 @@ class TableQuerier:
         builder = SchemaBuilder.struct().name(self.table_name or "query").optional()
         for i, column in enumerate(columns):
             mapping = column_mapping(column, self.config.numeric_mapping, self.tz,  # type: ignore[arg-type]
-                                     self.engine.dialect.name)
+                                     self.engine.dialect.name,
+                                     self.config.timestamp_granularity)
             if mapping is None:
                 continue
             mappings.append(mapping)
             indexes.append(i)
             builder.field(mapping.name, mapping.schema)
         self._mappings, self._indexes = mappings, indexes
-        self._row_builder = _row_builder(indexes, [m.convert for m in mappings])
         self._value_schema = builder.required().build()
         names = [c.name for c in columns]
         mode = self.config.mode
         self._inc_index = (names.index(self.config.incrementing_column)
                            if "incrementing" in mode else -1)
+        self._build = batch_builder(
+            topic=self.topic, schema=self._value_schema, partition=self.partition,
+            width=len(columns), indexes=indexes, converts=[m.convert for m in mappings],
+            inc_index=self._inc_index,
+            inc_needs_int=self._inc_index >= 0 and not isinstance(
+                columns[self._inc_index].type, sa.Integer),
+            inline_offsets=mode in ("bulk", "incrementing"))
         # In the config's order: the offset's timestamp is the COALESCE's.
-        by_name = {c.name: c for c in columns}
-        self._ts_columns = [by_name[n] for n in self.config.timestamp_columns
-                            if n in by_name]
-        self._ts_naive = bool(self._ts_columns) and not getattr(
-            self._ts_columns[0].type, "timezone", False)
+        self._ts_indexes = [names.index(n) for n in self.config.timestamp_columns
+                            if n in names]
+        self._ts_naive = bool(self._ts_indexes) and not getattr(
+            columns[self._ts_indexes[0]].type, "timezone", False)
 
     def _statement(self, conn: Connection, from_: Any, columns: list[Any]) -> Any:
+        stmt = self._mode_statement(conn, from_, columns)
+        if self.config.query_suffix:
+            # After the WHERE and ORDER BY, as Confluent appends query.suffix.
+            stmt = stmt.suffix_with(self.config.query_suffix)
+        return stmt
+
+    def _mode_statement(self, conn: Connection, from_: Any, columns: list[Any]) -> Any:
         stmt = sa.select(*columns).select_from(from_)
         mode = self.config.mode
         if mode == "bulk":
@@ -210,8 +229,8 @@ class TableQuerier:
         return value
 
     def _row_ts(self, row: Any) -> dt.datetime | None:
-        for column in self._ts_columns:
-            value = row._mapping[column]
+        for index in self._ts_indexes:
+            value = row[index]
             if value is not None:
                 if value.tzinfo is None:
                     return value.replace(tzinfo=self.tz).astimezone(dt.UTC)
@@ -221,7 +240,7 @@ class TableQuerier:
     def next_batch(self) -> list[SourceRecord]:
         """Up to ``batch.max.rows`` records of the running query; an empty list ends
         the query (the connection is released and the next run scheduled)."""
-        result = self._result
+        result = self._reader
         assert result is not None and self._value_schema is not None
         if self._lookahead is not None:
             rows = [self._lookahead, *result.fetchmany(self.config.batch_max_rows - 1)]
@@ -243,24 +262,17 @@ class TableQuerier:
             self.close()
             self.next_run = time.monotonic() + self.config.poll_ms / 1000
             return []
-        schema = self._value_schema
-        build = self._row_builder
-        records: list[SourceRecord] = []
-        partition, topic = self.partition, self.topic
         offset = self.offset
         inc_index = self._inc_index
-        from_values = Struct.from_values
         if mode in ("bulk", "incrementing"):
-            # The hot path (bulk loads, append-only tables): no per-row offset objects.
-            for row in rows:
-                records.append(SourceRecord(
-                    topic=topic, value_schema=schema,
-                    value=from_values(schema, build(row), validate=False),
-                    source_partition=partition,
-                    source_offset=None if inc_index < 0 else {INCREMENTING: int(row[inc_index])}))
-            if rows and inc_index >= 0:
+            # The hot path (bulk loads, append-only tables): offsets are built inline.
+            records = self._build(rows, None)
+            if inc_index >= 0:
                 offset = TableOffset(int(rows[-1][inc_index]), None)
-        for i, row in enumerate(rows if mode.startswith("timestamp") else ()):
+            self.offset = offset
+            return records
+        offsets: list[dict[str, Any]] = []
+        for i, row in enumerate(rows):
             if mode == "timestamp+incrementing":
                 offset = TableOffset(int(row[inc_index]), self._row_ts(row))
             else:
@@ -268,22 +280,8 @@ class TableQuerier:
                 following = (rows[i + 1] if i + 1 < len(rows) else self._lookahead)
                 if following is None or self._row_ts(following) != ts:
                     offset = TableOffset(None, ts)
-            records.append(SourceRecord(
-                topic=topic, value_schema=schema,
-                value=from_values(schema, build(row), validate=False),
-                source_partition=partition, source_offset=offset.to_map()))
+            offsets.append(offset.to_map())
+        records = self._build(rows, offsets)
         self.offset = offset
         return records
 
-
-def _row_builder(indexes: list[int], converts: list[Callable[[Any], Any]]) -> \
-        Callable[[Any], list[Any]]:
-    """A function from a result row to the struct's values: one expression per field,
-    calling a conversion only where the column needs one. Generated because a loop over
-    the columns per row costs more than the rest of a row's handling (see the JDBC
-    benchmark)."""
-    parts = [f"row[{j}]" if convert is _same else f"c[{n}](row[{j}])"
-             for n, (j, convert) in enumerate(zip(indexes, converts, strict=True))]
-    code = f"lambda row, c=converts: [{', '.join(parts)}]"
-    # The code holds only integer indexes: nothing from the database or the config.
-    return eval(code, {"converts": converts})

@@ -27,6 +27,7 @@ from connectors.jdbc.config import (
 )
 from connectors.jdbc.database import describe, open_engine, with_retries
 from connectors.jdbc.discovery import TableId, discover_tables
+from connectors.jdbc.isolation import check_isolation_dialect, isolation_level
 from connectors.jdbc.source_task import JdbcSourceTask
 from connectors.jdbc.validation import validate_connector
 
@@ -60,12 +61,17 @@ class JdbcSourceConnector(SourceConnector):
         return SOURCE_CONFIG_DEF
 
     def validate(self, connector_configs: Mapping[str, str]) -> Config:
-        return validate_connector(SOURCE_CONFIG_DEF, connector_configs, SourceConfig.parse)
+        return validate_connector(
+            SOURCE_CONFIG_DEF, connector_configs, SourceConfig.parse,
+            precheck=lambda c, engine: check_isolation_dialect(c.isolation_mode,
+                                                               engine.dialect.name),
+            probe=lambda c, conn: isolation_level(conn, c.isolation_mode))
 
     def start(self, props: Mapping[str, str]) -> None:
         config = SourceConfig.parse(props)
         self._props, self._config = dict(props), config
         self._engine = open_engine(config.connection)
+        check_isolation_dialect(config.isolation_mode, self._engine.dialect.name)
         self._stop.clear()
         if config.query:
             self._check_reachable()

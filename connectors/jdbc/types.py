@@ -56,11 +56,15 @@ class ColumnMapping:
 
 
 def column_mapping(column: sa.ColumnElement[Any], numeric_mapping: str,
-                   tz: zoneinfo.ZoneInfo, dialect: str = "") -> ColumnMapping | None:
+                   tz: zoneinfo.ZoneInfo, dialect: str = "",
+                   granularity: str = "connect_logical") -> ColumnMapping | None:
     """The Connect field for a reflected column, or None (with a warning) for a type
-    Connect has no counterpart for (the column is left out, as Confluent does)."""
+    Connect has no counterpart for (the column is left out, as Confluent does).
+    ``granularity`` is ``timestamp.granularity``, applied to every timestamp column."""
     t = column.type
     builder, convert = _builder(t, numeric_mapping, tz)
+    if isinstance(t, sa.DateTime) and granularity != "connect_logical":
+        builder, convert = _granular_timestamp(granularity, convert, tz)
     if convert is not identity and dialect == "postgresql" and \
             isinstance(t, sa.Numeric) and not isinstance(t, sa.Float) and t.scale is not None \
             and builder is not None and builder.build().name == Decimal.LOGICAL_NAME:
@@ -186,6 +190,47 @@ def _naive_to_utc(v: Any, tz: zoneinfo.ZoneInfo) -> Any:
     if v.tzinfo is not None:
         return v.astimezone(dt.UTC)
     return v.replace(tzinfo=tz).astimezone(dt.UTC)
+
+
+def _granular_timestamp(granularity: str, to_instant: Convert,
+                        tz: zoneinfo.ZoneInfo) -> tuple[SchemaBuilder, Convert]:
+    """Confluent's non-logical ``timestamp.granularity`` forms: epoch nanos or micros as
+    INT64 or as a decimal string, or the wall time in ``db.timezone`` as
+    ``yyyy-MM-ddTHH:mm:ss`` with 9 or 6 fraction digits (Python datetimes stop at
+    microseconds, so nanosecond forms end in 000)."""
+    nanos = granularity.startswith("nanos")
+
+    def epoch(v: Any) -> int | None:
+        instant = to_instant(v)
+        if instant is None:
+            return None
+        if instant.tzinfo is None:  # the identity conversion: naive UTC
+            instant = instant.replace(tzinfo=dt.UTC)
+        delta = instant - _EPOCH
+        micros = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+        return micros * 1000 if nanos else micros
+
+    if granularity.endswith("_long"):
+        return SchemaBuilder.int64(), epoch
+    if granularity.endswith("_iso_datetime_string"):
+        digits = "000" if nanos else ""
+
+        def iso(v: Any) -> str | None:
+            instant = to_instant(v)
+            if instant is None:
+                return None
+            if instant.tzinfo is None:
+                instant = instant.replace(tzinfo=dt.UTC)
+            return instant.astimezone(tz).strftime("%Y-%m-%dT%H:%M:%S.%f") + digits
+        return SchemaBuilder.string(), iso
+
+    def text(v: Any) -> str | None:
+        value = epoch(v)
+        return None if value is None else str(value)
+    return SchemaBuilder.string(), text
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 # ----------------------------------------------------------------------------- sink side

@@ -1,19 +1,23 @@
 """The JDBC connectors' pure parts: JDBC URL translation, Confluent's offset shape, the
-MERGE statement for databases without a native upsert, and config cross-checks."""
+MERGE statement for databases without a native upsert, config cross-checks, and the
+source's generated batch builder."""
 
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects import mssql, oracle, postgresql
 
-from connect.api import ConfigError, Password
+from connect.api import ConfigError, Password, Schema, SchemaBuilder
 from connectors.jdbc.config import SinkConfig, SourceConfig
 from connectors.jdbc.database import to_sqlalchemy_url
 from connectors.jdbc.offsets import TableOffset
+from connectors.jdbc.record_builder import batch_builder
 from connectors.jdbc.sink_statements import merge_sql, upsert_statement
+from connectors.jdbc.types import identity
 
 
 @pytest.mark.parametrize(("jdbc", "expected"), [
@@ -62,12 +66,16 @@ def _table() -> sa.Table:
 
 
 def test_merge_for_sql_server_and_oracle():
+    # The same statement runs for real on PostgreSQL 15 (test_jdbc_sink_merge.py).
     sql = merge_sql(_table(), ["id"], mssql.dialect())
-    assert sql == ("MERGE INTO orders t USING (SELECT :id AS id, :item AS item, :qty AS qty) "
-                   "s ON (t.id = s.id) WHEN MATCHED THEN UPDATE SET t.item = s.item, "
-                   "t.qty = s.qty WHEN NOT MATCHED THEN INSERT (id, item, qty) VALUES "
+    assert sql == ("MERGE INTO orders WITH (HOLDLOCK) t USING (SELECT CAST(:id AS BIGINT) "
+                   "AS id, CAST(:item AS TEXT) AS item, CAST(:qty AS INTEGER) AS qty) s ON "
+                   "(t.id = s.id) WHEN MATCHED THEN UPDATE SET item = s.item, qty = s.qty "
+                   "WHEN NOT MATCHED THEN INSERT (id, item, qty) VALUES "
                    "(s.id, s.item, s.qty);")
-    assert "FROM dual) s ON" in merge_sql(_table(), ["id"], oracle.dialect())
+    oracle_sql = merge_sql(_table(), ["id"], oracle.dialect())
+    assert "CAST(:id AS NUMBER(19)) AS id" in oracle_sql
+    assert "FROM dual) s ON" in oracle_sql and not oracle_sql.endswith(";")
 
 
 def test_postgres_upsert_is_on_conflict_do_update():
@@ -104,3 +112,32 @@ def test_malformed_urls_are_config_errors_not_crashes(bad):
     with pytest.raises(ConfigError) as info:
         to_sqlalchemy_url(bad)
     assert info.value.name == "connection.url"
+
+
+def test_batch_builder_converts_only_where_needed_and_reads_offsets_inline():
+    schema = (SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA)
+              .field("name", Schema.OPTIONAL_STRING_SCHEMA).build())
+    part = {"protocol": "1", "table": "t"}
+    rows = [(1, "a", object()), (2, None, object())]  # column 2 has no Connect type
+    build = batch_builder(topic="db-t", schema=schema, partition=part, width=3,
+                          indexes=[0, 1], converts=[identity, lambda v: v and v.upper()],
+                          inc_index=0, inc_needs_int=False)
+    got = build(rows, None)
+    assert [(r.value.get("id"), r.value.get("name")) for r in got] == [(1, "A"), (2, None)]
+    assert [r.source_offset for r in got] == [{"incrementing": 1}, {"incrementing": 2}]
+    assert {r.topic for r in got} == {"db-t"} and got[0].source_partition is part
+    # Every column passed as is: the row itself is the struct's values; a NUMERIC
+    # incrementing column's offset is made an int.
+    same = batch_builder(topic="t", schema=schema, partition=part, width=2, indexes=[0, 1],
+                         converts=[identity, identity], inc_index=0)
+    record = same([(decimal.Decimal(7), "x")], None)[0]
+    assert record.source_offset == {"incrementing": 7}
+    assert type(record.source_offset["incrementing"]) is int
+    assert record.value.get("name") == "x"
+    given = batch_builder(topic="t", schema=schema, partition=part, width=2, indexes=[0, 1],
+                          converts=[identity, identity], inline_offsets=False)
+    offsets = [{"timestamp": 5, "timestamp_nanos": 0}, {"timestamp": 6, "timestamp_nanos": 0}]
+    assert [r.source_offset for r in given([(1, "a"), (2, "b")], offsets)] == offsets
+    bulk = batch_builder(topic="t", schema=schema, partition=part, width=2, indexes=[0, 1],
+                         converts=[identity, identity])
+    assert bulk([(1, "a")], None)[0].source_offset is None

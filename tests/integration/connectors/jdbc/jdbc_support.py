@@ -26,6 +26,7 @@ from connect.api import (
     SourceTaskContext,
     TopicPartition,
 )
+from connectors.jdbc import JdbcSourceTask
 
 
 class OffsetStore(OffsetStorageReader):
@@ -119,3 +120,41 @@ def rows(engine: sa.Engine, sql: str) -> list[tuple[Any, ...]]:
 def execute(engine: sa.Engine, sql: str, params: Any = None) -> None:
     with engine.begin() as conn:
         conn.execute(sa.text(sql), params or {})
+
+
+class Runner:
+    """One task at a time over a persistent offset store, as the runtime restarts it."""
+
+    def __init__(self, p: dict[str, str]) -> None:
+        self.props, self.store = p, OffsetStore()
+        self.task: JdbcSourceTask | None = None
+
+    def start(self) -> None:
+        self.task = JdbcSourceTask()
+        self.task.initialize(SourceContext(self.props, self.store))
+        self.task.start(self.props)
+
+    def poll(self) -> list[Any]:
+        assert self.task is not None
+        got = self.task.poll() or []
+        self.store.commit(got)
+        return got
+
+    def drain(self, polls: int = 20) -> list[Any]:
+        """Poll until a poll returns nothing after some records (bounded)."""
+        out: list[Any] = []
+        for _ in range(polls):
+            got = self.poll()
+            if not got and out:
+                break
+            out += got
+        return out
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def stop(self) -> None:
+        if self.task is not None:
+            self.task.stop()
+            self.task = None

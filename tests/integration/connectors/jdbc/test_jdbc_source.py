@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from jdbc_support import ConnectorCtx, OffsetStore, SourceContext, execute
+from jdbc_support import ConnectorCtx, Runner, execute
 from polling import wait_for
 
 from connect.api import ConfigError, Date, Decimal, Schema, Time, Timestamp, Type
-from connectors.jdbc import JdbcSourceConnector, JdbcSourceTask
+from connectors.jdbc import JdbcSourceConnector
 
 pytestmark = pytest.mark.integration
 
@@ -47,44 +47,6 @@ def props(url: str, mode: str, **extra: str) -> dict[str, str]:
             "timestamp.column.name": "updated", "topic.prefix": "db-",
             "poll.interval.ms": "50", "batch.max.rows": "3",
             "tables": json.dumps([[None, "orders"]]), **extra}
-
-
-class Runner:
-    """One task at a time over a persistent offset store, as the runtime restarts it."""
-
-    def __init__(self, p: dict[str, str]) -> None:
-        self.props, self.store = p, OffsetStore()
-        self.task: JdbcSourceTask | None = None
-
-    def start(self) -> None:
-        self.task = JdbcSourceTask()
-        self.task.initialize(SourceContext(self.props, self.store))
-        self.task.start(self.props)
-
-    def poll(self) -> list[Any]:
-        assert self.task is not None
-        got = self.task.poll() or []
-        self.store.commit(got)
-        return got
-
-    def drain(self, polls: int = 20) -> list[Any]:
-        """Poll until a poll returns nothing after some records (bounded)."""
-        out: list[Any] = []
-        for _ in range(polls):
-            got = self.poll()
-            if not got and out:
-                break
-            out += got
-        return out
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
-
-    def stop(self) -> None:
-        if self.task is not None:
-            self.task.stop()
-            self.task = None
 
 
 def ids(records: list[Any]) -> list[int]:
