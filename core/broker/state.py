@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from core.broker.dynamic_config import DynamicBrokerConfigs
     from core.broker.metrics import BrokerMetrics
     from core.broker.producer_state import ProducerStateManager
+    from core.broker.replication.manager import ReplicaManager
     from core.group import GroupCoordinator
     from core.log.manager import LogManager
 
@@ -41,6 +42,8 @@ class BrokerState:
       built from ``producers`` and ``config`` when not given.
     * ``append_waiters``: where long-polling Fetch requests wait for appends.
     * ``metrics``: the data path's counters for ``/metrics`` (None: not counted).
+    * ``replicas``: in a cluster, this broker's replicas (who leads, epochs, high
+      watermarks; see ``core.broker.replication``); None on a single node.
     * ``dynamic``: the configs set by AlterConfigs (None: refused, as in handler tests that
       build a state by hand); ``config`` is the static settings with them on top.
     """
@@ -59,6 +62,7 @@ class BrokerState:
     append_waiters: AppendWaiters = field(default_factory=AppendWaiters)
     dynamic: DynamicBrokerConfigs | None = None
     metrics: BrokerMetrics | None = None
+    replicas: ReplicaManager | None = None
 
     def __post_init__(self) -> None:
         if self.appender is None:
