@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from core.broker.connection_quotas import parse_overrides
-from core.cluster.config import CLUSTER_KEYS
 from core.log.config import BROKER_DEFAULT_NAMES, TopicConfig, broker_defaults
 from core.log.errors import InvalidConfigError
 
@@ -147,7 +146,7 @@ _NO_EFFECT = frozenset({
     "controller.listener.names", "listener.security.protocol.map",
     "inter.broker.listener.name", "zookeeper.connect", "zookeeper.connection.timeout.ms",
     "log.cleaner.enable", "group.coordinator.rebalance.protocols",
-}) | CLUSTER_KEYS  # read by core.cluster.config when process.roles makes a cluster node
+})
 
 
 @dataclass(frozen=True)

@@ -72,8 +72,13 @@ def add_broker_config_options(parser: argparse.ArgumentParser, file_flag: str,
 def load_broker_config(args: argparse.Namespace,
                        defaults: dict[str, str] | None = None) -> BrokerConfig:
     """The BrokerConfig from ``defaults``, then the config file, then the overrides;
-    ``CliError`` naming the file or the key for bad input."""
+    ``CliError`` naming the file or the key for bad input. For a cluster node (the
+    settings name process.roles) the cluster's keys are left to ClusterConfig, except
+    ``node.id`` and ``min.insync.replicas`` (a topic default); ``raw`` keeps them all."""
+    from dataclasses import replace
+
     from core.broker.config import BrokerConfig, BrokerConfigError, load_config_file
+    from core.cluster.config import CLUSTER_KEYS
 
     overrides = parse_key_values(args.broker_overrides, "--override")
     settings: dict[str, object] = dict(defaults or {})
@@ -81,6 +86,12 @@ def load_broker_config(args: argparse.Namespace,
         if args.broker_config:
             settings.update(load_config_file(args.broker_config))
         settings.update(overrides)
+        if is_cluster_mode(settings):
+            left_out = CLUSTER_KEYS - {"node.id", "min.insync.replicas"} | {"broker.id",
+                                                                             "log.dir"}
+            config = BrokerConfig.parse({k: v for k, v in settings.items()
+                                         if k not in left_out})
+            return replace(config, raw=dict(settings))
         return BrokerConfig.parse(settings)
     except BrokerConfigError as exc:
         if exc.key is None:  # the file itself: the message names it

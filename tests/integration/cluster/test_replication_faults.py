@@ -1,0 +1,233 @@
+"""Three ``ferry broker`` cluster nodes as processes on loopback, a workload of unique values
+produced by confluent-kafka, every acknowledged value recorded with its (partition,
+offset), faults injected, everything read back, and the checker of tests/jepsen_checker.py
+run on it (lost acknowledged writes, two values at one offset, duplicates, out of order).
+
+* acks=all with idempotence, RF=3, min.insync.replicas=2, the partition leaders SIGKILLed
+  (and restarted) mid-stream: nothing acknowledged is lost.
+* The control: acks=1 while the followers of a partition are paused, then its leader is
+  SIGKILLed: the checker finds the acknowledged writes that only the dead leader had. The
+  same schedule with acks=all acknowledges none of them, and loses nothing.
+* A leader SIGSTOPped for longer than the session timeout is fenced, a new leader takes
+  over, and the resumed old leader acknowledges nothing more.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import pytest
+from cluster_process import ClusterNodeProcess, start_cluster, wait_for
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from jepsen_checker import CheckResult, check
+
+pytestmark = pytest.mark.slow
+
+TOPIC = "jepsen"
+PARTITIONS = 3
+SETTINGS = {"min.insync.replicas": "2", "default.replication.factor": "3",
+            "offsets.topic.replication.factor": "3", "replica.lag.time.max.ms": "4000",
+            "broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "300",
+            "replica.fetch.wait.max.ms": "200"}
+
+
+@pytest.fixture
+def cluster(tmp_path: Path):
+    nodes = start_cluster(tmp_path, broker=True, **SETTINGS)
+    yield nodes
+    for node in nodes:
+        node.kill()
+
+
+def _bootstrap(nodes: list[ClusterNodeProcess]) -> str:
+    return ",".join(f"127.0.0.1:{n.kafka_port}" for n in nodes)
+
+
+def _view(nodes: list[ClusterNodeProcess]) -> dict | None:
+    for node in nodes:
+        if node.alive:
+            view = node.describe()
+            if view is not None:
+                return view
+    return None
+
+
+def _ready(nodes: list[ClusterNodeProcess], brokers: int = 3) -> None:
+    def live() -> bool:
+        view = _view(nodes)
+        return bool(view) and sum(not b["fenced"] for b in view["brokers"].values()) >= brokers
+    wait_for(live, 40, f"{brokers} live brokers", nodes)
+
+
+def _create_topic(nodes: list[ClusterNodeProcess]) -> None:
+    admin = AdminClient({"bootstrap.servers": _bootstrap(nodes)})
+    admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3)])[TOPIC].result(timeout=30)
+
+    def full_isr() -> bool:
+        view = _view(nodes)
+        topic = (view or {}).get("topics", {}).get(TOPIC)
+        return bool(topic) and all(len(p["isr"]) == 3 for p in topic["partitions"])
+    wait_for(full_isr, 30, "the topic with full ISRs", nodes)
+
+
+def _partition(nodes: list[ClusterNodeProcess], partition: int) -> dict:
+    view = wait_for(lambda: _view(nodes), 20, "metadata", nodes)
+    return view["topics"][TOPIC]["partitions"][partition]
+
+
+def _node(nodes: list[ClusterNodeProcess], node_id: int) -> ClusterNodeProcess:
+    return next(n for n in nodes if n.node_id == node_id)
+
+
+class Workload:
+    """One producer of increasing integers; delivery reports fill ``acknowledged``."""
+
+    def __init__(self, nodes: list[ClusterNodeProcess], **config: object) -> None:
+        self.acknowledged: dict[int, tuple[int, int]] = {}
+        self.failed = 0
+        self.sent = 0
+        self.producer = Producer({"bootstrap.servers": _bootstrap(nodes), "linger.ms": 2,
+                                  "message.timeout.ms": 20000, "request.timeout.ms": 5000,
+                                  "topic.metadata.refresh.interval.ms": 500,
+                                  "retry.backoff.ms": 50, **config})
+
+    def _report(self, err: object, msg: object) -> None:
+        if err is None:
+            self.acknowledged[int(msg.value())] = (msg.partition(), msg.offset())
+        else:
+            self.failed += 1
+
+    def send(self, seconds: float, partition: int | None = None, pace_s: float = 0.002
+             ) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            extra = {} if partition is None else {"partition": partition}
+            try:
+                self.producer.produce(TOPIC, value=str(self.sent).encode(),
+                                      on_delivery=self._report, **extra)
+                self.sent += 1
+            except BufferError:
+                pass
+            self.producer.poll(pace_s)
+
+    def finish(self, timeout_s: float = 40.0) -> None:
+        left = self.producer.flush(timeout_s)
+        assert left == 0, f"{left} messages still undelivered after {timeout_s} s"
+
+
+def _read_back(nodes: list[ClusterNodeProcess]) -> dict[int, list[tuple[int, int]]]:
+    """Every record of every partition, from the beginning to the high watermark."""
+    consumer = Consumer({"bootstrap.servers": _bootstrap([n for n in nodes if n.alive]),
+                         "group.id": "jepsen-reader", "enable.auto.commit": False,
+                         "topic.metadata.refresh.interval.ms": 500})
+    try:
+        ends = {}
+        for p in range(PARTITIONS):
+            ends[p] = wait_for(lambda p=p: _high(consumer, p), 30, f"partition {p}'s end",
+                               nodes)[1]
+        consumer.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
+        read: dict[int, list[tuple[int, int]]] = {p: [] for p in range(PARTITIONS)}
+        deadline = time.monotonic() + 60
+        while any((read[p][-1][0] + 1 if read[p] else 0) < ends[p] for p in read):
+            assert time.monotonic() < deadline, f"read back only {read} of {ends}"
+            msg = consumer.poll(0.5)
+            if msg is None or msg.error():
+                continue
+            read[msg.partition()].append((msg.offset(), int(msg.value())))
+        return read
+    finally:
+        consumer.close()
+
+
+def _high(consumer: Consumer, partition: int) -> tuple[int, int] | None:
+    try:
+        return consumer.get_watermark_offsets(TopicPartition(TOPIC, partition), timeout=2)
+    except Exception:  # no leader yet: ask again
+        return None
+
+
+def _checked(nodes: list[ClusterNodeProcess], workload: Workload) -> CheckResult:
+    result = check(workload.acknowledged, _read_back(nodes))
+    print(f"checker: {result.summary()}; {workload.sent} sent, {workload.failed} failed")
+    return result
+
+
+def test_acks_all_idempotent_loses_nothing_when_leaders_are_killed(cluster) -> None:
+    nodes = cluster
+    _ready(nodes)
+    _create_topic(nodes)
+    rng = random.Random(16)
+    workload = Workload(nodes, acks="all", **{"enable.idempotence": True})
+    workload.send(2.0)
+    for _ in range(2):  # kill -9 a partition leader mid-stream, then restart it
+        victim = _node(nodes, _partition(nodes, rng.randrange(PARTITIONS))["leader"])
+        victim.kill()
+        workload.send(5.0)
+        victim.start()
+        _ready(nodes)
+        workload.send(2.0)
+    workload.finish()
+    result = _checked(nodes, workload)
+    assert result.ok, result.summary()
+    assert result.acknowledged > 500, result.summary()
+
+
+def _followers_paused_then_leader_killed(nodes: list[ClusterNodeProcess], acks: str
+                                         ) -> tuple[Workload, int]:
+    """Pause the followers of partition 0, write to it, SIGKILL its leader, resume the
+    followers (within the session timeout: they stay in the ISR and one of them leads)."""
+    _ready(nodes)
+    _create_topic(nodes)
+    workload = Workload(nodes, acks=acks, **{"message.timeout.ms": 6000})
+    workload.send(1.0, partition=0)
+    workload.producer.flush(10)
+    spec = _partition(nodes, 0)
+    followers = [_node(nodes, r) for r in spec["replicas"] if r != spec["leader"]]
+    for follower in followers:
+        follower.pause()
+    before = len(workload.acknowledged)
+    workload.send(1.0, partition=0)
+    acknowledged_while_paused = len(workload.acknowledged) - before
+    _node(nodes, spec["leader"]).kill()
+    for follower in followers:
+        follower.resume()
+    workload.send(3.0, partition=0)
+    workload.producer.flush(30)
+    return workload, acknowledged_while_paused
+
+
+def test_control_acks_1_loses_acknowledged_writes_and_the_checker_finds_them(cluster):
+    workload, acknowledged_while_paused = _followers_paused_then_leader_killed(cluster, "1")
+    result = _checked(cluster, workload)
+    assert acknowledged_while_paused > 0
+    assert result.lost, f"the checker found no loss: {result.summary()}"
+
+
+def test_acks_all_acknowledges_nothing_only_the_killed_leader_had(cluster):
+    workload, acknowledged_while_paused = _followers_paused_then_leader_killed(cluster, "all")
+    result = _checked(cluster, workload)
+    assert acknowledged_while_paused == 0
+    assert not result.lost and not result.inconsistent, result.summary()
+
+
+def test_a_paused_leader_is_fenced_and_acknowledges_nothing_after_resuming(cluster):
+    nodes = cluster
+    _ready(nodes)
+    _create_topic(nodes)
+    workload = Workload(nodes, acks="all", **{"enable.idempotence": True})
+    workload.send(1.0)
+    old = _partition(nodes, 0)
+    leader = _node(nodes, old["leader"])
+    leader.pause()
+    workload.send(5.0)  # longer than broker.session.timeout.ms: the controller fences it
+    others = [n for n in nodes if n is not leader]
+    wait_for(lambda: _partition(others, 0)["leader_epoch"] > old["leader_epoch"], 20,
+             "a new leader of partition 0", nodes)
+    leader.resume()
+    workload.send(3.0)
+    workload.finish()
+    result = _checked(nodes, workload)
+    assert result.ok, result.summary()
