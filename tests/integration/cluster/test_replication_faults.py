@@ -124,10 +124,19 @@ def _read_back(nodes: list[ClusterNodeProcess]) -> dict[int, list[tuple[int, int
                          "group.id": "jepsen-reader", "enable.auto.commit": False,
                          "topic.metadata.refresh.interval.ms": 500})
     try:
-        ends = {}
-        for p in range(PARTITIONS):
-            ends[p] = wait_for(lambda p=p: _high(consumer, p), 30, f"partition {p}'s end",
-                               nodes)[1]
+        def ends_now() -> dict[int, int]:
+            return {p: wait_for(lambda p=p: _high(consumer, p), 30, f"partition {p}'s end",
+                                nodes)[1] for p in range(PARTITIONS)}
+
+        # The cluster settles first: followers catch up and the high watermarks stop
+        # moving (an acks=1 write may be acknowledged before it is committed).
+        ends, deadline = ends_now(), time.monotonic() + 30
+        while time.monotonic() < deadline:
+            time.sleep(1.0)
+            now = ends_now()
+            if now == ends:
+                break
+            ends = now
         consumer.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
         read: dict[int, list[tuple[int, int]]] = {p: [] for p in range(PARTITIONS)}
         deadline = time.monotonic() + 60
