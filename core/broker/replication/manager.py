@@ -98,6 +98,9 @@ class ReplicaManager:
         self._tasks: list[asyncio.Task[None]] = []
         self._alters: set[asyncio.Task[None]] = set()
         self.last_error = ""  # the controller's message for the last refused create_topic
+        #: Called (in a thread) when this broker becomes a partition's leader, after its
+        #: state is set: the group coordinator reloads a __consumer_offsets partition.
+        self.on_leader: Callable[[Replica], None] | None = None
 
     @property
     def image(self) -> MetadataImage:
@@ -115,6 +118,23 @@ class ReplicaManager:
         await asyncio.gather(*self._tasks, *self._alters, return_exceptions=True)
 
     # -- what handlers ask --------------------------------------------------------------
+
+    def leader_epoch_for_append(self, topic: str, partition: int) -> int:
+        """The epoch to stamp on a broker-internal append (the group coordinator's), which
+        only the leader may make; ReplicationError otherwise. Any thread."""
+        replica = self.replicas.get((topic, partition))
+        leader = replica.leader if replica is not None else None
+        if leader is None:
+            raise ReplicationError(ErrorCode.NOT_COORDINATOR,
+                                   f"broker {self.node_id} does not lead {topic}-{partition}")
+        return leader.leader_epoch
+
+    def broker_address(self, broker_id: int) -> tuple[str, int] | None:
+        """Where clients reach ``broker_id`` (its inter-broker listener), if it is live."""
+        for found, host, port, _ in self.live_brokers():
+            if found == broker_id:
+                return host, port
+        return None
 
     def live_brokers(self) -> list[tuple[int, str, int, str | None]]:
         """(id, host, port, rack) of every unfenced broker, on its inter-broker listener."""
@@ -334,6 +354,8 @@ class ReplicaManager:
         replica.leader.appended(end)
         log.info("%s-%d: leader at epoch %d from offset %d, ISR %s", replica.topic,
                  replica.partition, spec.leader_epoch, end, list(spec.isr))
+        if self.on_leader is not None:
+            await asyncio.to_thread(self.on_leader, replica)
         await replica.notify()
 
     def _hw_moved(self, replica: Replica) -> None:

@@ -10,6 +10,9 @@ run on it (lost acknowledged writes, two values at one offset, duplicates, out o
   same schedule with acks=all acknowledges none of them, and loses nothing.
 * A leader SIGSTOPped for longer than the session timeout is fenced, a new leader takes
   over, and the resumed old leader acknowledges nothing more.
+* A consumer group whose coordinator (the leader of its ``__consumer_offsets`` partition)
+  is SIGKILLed moves to the new leader: its committed offsets never go backwards and a
+  new member starts where they left off.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from jepsen_checker import CheckResult, check
 
+from core.group import partition_for
+
 pytestmark = pytest.mark.slow
 
 TOPIC = "jepsen"
@@ -31,7 +36,7 @@ PARTITIONS = 3
 SETTINGS = {"min.insync.replicas": "2", "default.replication.factor": "3",
             "offsets.topic.replication.factor": "3", "replica.lag.time.max.ms": "4000",
             "broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "300",
-            "replica.fetch.wait.max.ms": "200"}
+            "replica.fetch.wait.max.ms": "200", "offsets.topic.num.partitions": "3"}
 
 
 @pytest.fixture
@@ -240,3 +245,67 @@ def test_a_paused_leader_is_fenced_and_acknowledges_nothing_after_resuming(clust
     workload.finish()
     result = _checked(nodes, workload)
     assert result.ok, result.summary()
+
+
+def test_a_consumer_group_keeps_its_offsets_when_its_coordinator_is_killed(cluster):
+    nodes = cluster
+    _ready(nodes)
+    _create_topic(nodes)
+    workload = Workload(nodes, acks="all", **{"enable.idempotence": True})
+    workload.send(2.0)
+    workload.finish()
+    total = len(workload.acknowledged)
+    group = "jepsen-group"
+    consumer = Consumer({"bootstrap.servers": _bootstrap(nodes), "group.id": group,
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                         "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
+                         "topic.metadata.refresh.interval.ms": 500})
+    seen: set[int] = set()
+    committed: dict[int, list[int]] = {p: [] for p in range(PARTITIONS)}
+    killed = False
+    try:
+        consumer.subscribe([TOPIC])
+        deadline = time.monotonic() + 90
+        while len(seen) < total:
+            assert time.monotonic() < deadline, f"consumed {len(seen)} of {total}"
+            messages = consumer.consume(200, 0.5)
+            good = [m for m in messages if not m.error()]
+            if not good:
+                continue
+            seen.update(int(m.value()) for m in good)
+            try:
+                for tp in consumer.commit(asynchronous=False) or []:
+                    if tp.error is None and tp.offset >= 0:
+                        committed[tp.partition].append(tp.offset)
+            except Exception:  # the coordinator is moving: the next commit carries it
+                pass
+            if not killed and len(seen) > total // 3:
+                view = wait_for(lambda: _view(nodes), 20, "metadata", nodes)
+                offsets = view["topics"]["__consumer_offsets"]["partitions"]
+                coordinator = offsets[partition_for(group, len(offsets))]["leader"]
+                _node(nodes, coordinator).kill()
+                killed = True
+    finally:
+        consumer.close()
+    backwards = {p: c for p, c in committed.items() if c != sorted(c)}
+    assert killed and not backwards, f"committed offsets went backwards: {backwards}"
+    assert seen == set(workload.acknowledged)
+    # A new member of the group starts where the last commits left off.
+    reader = Consumer({"bootstrap.servers": _bootstrap([n for n in nodes if n.alive]),
+                       "group.id": group, "enable.auto.commit": False})
+    try:
+        positions = wait_for(lambda: _committed(reader), 30, "the committed offsets", nodes)
+    finally:
+        reader.close()
+    ends = {p: max(o for v, (q, o) in workload.acknowledged.items() if q == p) + 1
+            for p in range(PARTITIONS)}
+    assert positions == ends
+
+
+def _committed(consumer: Consumer) -> dict[int, int] | None:
+    try:
+        found = consumer.committed([TopicPartition(TOPIC, p) for p in range(PARTITIONS)],
+                                   timeout=5)
+    except Exception:  # the coordinator is still moving
+        return None
+    return {tp.partition: tp.offset for tp in found}
