@@ -133,7 +133,7 @@ def _cluster_node(args: argparse.Namespace, config: BrokerConfig) -> int:
     """The config names process.roles: run a cluster node (its listeners, data directory
     and quorum all come from the config; the single node's flags do not apply)."""
     from core.broker.config import BrokerConfigError
-    from core.cluster.broker_node import run_cluster_broker
+    from core.cli.cluster_broker import run_cluster_broker
     from core.cluster.config import ClusterConfig, ClusterConfigError
 
     for flag, value in (("--listen", args.listen), ("--data-dir", args.data_dir),

@@ -17,8 +17,9 @@ ALLOWED = {
     "core.telemetry": set(),
     "core.group": {"core.log", "core.protocol"},
     "core.cluster": set(),  # the Raft quorum and metadata: sans-IO, imports nothing
+    # core.cluster: a cluster broker's replicas apply the metadata image (issue 16)
     "core.broker": {"core.log", "core.group", "core.protocol", "core.http",
-                    "core.telemetry"},
+                    "core.telemetry", "core.cluster"},
     "core.backends": {"core.log", "core.group", "core.protocol"},
     "core.cli": {"core.backends", "core.broker", "core.cluster", "core.log", "core.http",
                  "core.telemetry"},

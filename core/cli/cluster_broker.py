@@ -15,14 +15,12 @@ import logging
 from pathlib import Path
 
 from core.broker.config import BrokerConfig, BrokerConfigError
-from core.broker.replication.manager import Replica, ReplicaManager, ReplicationError
+from core.broker.replication.groups import coordinate_groups, create_offsets_topic
+from core.broker.replication.manager import ReplicaManager
 from core.broker.server import BrokerServer, Listener, open_storage, serve, stop_on_signals
 from core.cluster.config import ClusterConfig
 from core.cluster.observer import MetadataObserver
 from core.cluster.service import ClusterService
-from core.group import OFFSETS_TOPIC, OFFSETS_TOPIC_CONFIGS, GroupCoordinator, LogOffsetStore
-from core.group.errors import OffsetStoreError
-from core.protocol.errors import ErrorCode
 
 __all__ = ["cluster_id_of", "run_cluster_broker"]
 
@@ -74,9 +72,9 @@ async def _run(config: BrokerConfig, cluster: ClusterConfig) -> None:
                                       controller_id)
             server.state.replicas = replicas
             server.state.cluster_id = cluster_id_of(cluster)
-            _coordinate_groups(replicas, coordinator)
+            coordinate_groups(replicas, coordinator)
             replicas.start()
-            tasks.append(asyncio.create_task(_create_offsets_topic(config, cluster, replicas),
+            tasks.append(asyncio.create_task(create_offsets_topic(config, cluster, replicas),
                                              name="ferry-offsets-topic"))
 
         if not stop.is_set():
@@ -96,43 +94,3 @@ async def _run(config: BrokerConfig, cluster: ClusterConfig) -> None:
         log.info("cluster node %d stopped; data directory %s closed", cluster.node_id,
                  data_dir)
 
-
-def _coordinate_groups(replicas: ReplicaManager, coordinator: GroupCoordinator) -> None:
-    """The group coordinator writes to ``__consumer_offsets`` only where this broker leads
-    the group's partition (stamping its leader epoch), and reloads a partition's groups
-    from the replicated log when it becomes that partition's leader."""
-    store = coordinator.offset_store
-    if not isinstance(store, LogOffsetStore):
-        return
-    log_store: LogOffsetStore = store
-
-    def leader_epoch_of(partition: int) -> int:
-        try:
-            return replicas.leader_epoch_for_append(OFFSETS_TOPIC, partition)
-        except ReplicationError as exc:
-            raise OffsetStoreError(str(exc), error_code=exc.code) from exc
-
-    def on_leader(replica: Replica) -> None:
-        if replica.topic == OFFSETS_TOPIC:
-            groups = coordinator.load_partition(log_store.records_of(replica.partition))
-            log.info("coordinating the %d groups of %s-%d", groups, OFFSETS_TOPIC,
-                     replica.partition)
-
-    log_store.leader_epoch_of = leader_epoch_of
-    replicas.on_leader = on_leader
-
-
-async def _create_offsets_topic(config: BrokerConfig, cluster: ClusterConfig,
-                                replicas: ReplicaManager) -> None:
-    """Create ``__consumer_offsets`` through the controller once enough brokers are live
-    for offsets.topic.replication.factor (Kafka creates it at the first FindCoordinator;
-    here at start, so the coordinators are placed before the first group asks)."""
-    factor = cluster.offsets_topic_replication_factor
-    while OFFSETS_TOPIC not in replicas.image.topics:
-        if len(replicas.live_brokers()) >= factor:
-            code = await replicas.create_topic(OFFSETS_TOPIC,
-                                               config.offsets_topic_num_partitions, factor,
-                                               dict(OFFSETS_TOPIC_CONFIGS))
-            if code not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
-                log.info("cannot create %s yet: %s", OFFSETS_TOPIC, replicas.last_error)
-        await asyncio.sleep(0.5)
