@@ -7,7 +7,8 @@ run on it (lost acknowledged writes, two values at one offset, duplicates, out o
   (and restarted) mid-stream: nothing acknowledged is lost.
 * The control: acks=1 while the followers of a partition are paused, then its leader is
   SIGKILLed: the checker finds the acknowledged writes that only the dead leader had. The
-  same schedule with acks=all acknowledges none of them, and loses nothing.
+  same schedule with acks=all acknowledges none of them, and loses nothing; the old
+  leader, restarted, truncates the batches only it had and ends equal to the others.
 * A leader SIGSTOPped for longer than the session timeout is fenced, a new leader takes
   over, and the resumed old leader acknowledges nothing more.
 * A consumer group whose coordinator (the leader of its ``__consumer_offsets`` partition)
@@ -28,6 +29,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from jepsen_checker import CheckResult, check
 
 from core.group import partition_for
+from core.log.config import TopicConfig
+from core.log.log import PartitionLog
+from core.log.records import decode_batch, iter_batches
 
 pytestmark = pytest.mark.slow
 
@@ -187,6 +191,41 @@ def test_acks_all_idempotent_loses_nothing_when_leaders_are_killed(cluster) -> N
     result = _checked(nodes, workload)
     assert result.ok, result.summary()
     assert result.acknowledged > 500, result.summary()
+    # The restarted brokers caught up (truncating what they alone had) and rejoined every
+    # ISR; then the three replicas of each partition hold the same records.
+    wait_for(lambda: all(len(p["isr"]) == 3 for p in _view(nodes)["topics"][TOPIC][
+        "partitions"]), 30, "full ISRs again", nodes)
+    _replicas_agree(nodes)
+
+
+def _replicas_agree(nodes: list[ClusterNodeProcess]) -> None:
+    """Stop the nodes and compare each partition's records (offset, value, leader epoch)
+    across the three replicas' log directories."""
+    for node in nodes:
+        node.stop()
+    for p in range(PARTITIONS):
+        logs = [_records(node.data_dir / f"{TOPIC}-{p}", p) for node in nodes]
+        lengths = [len(records) for records in logs]
+        first = next((i for i, r in enumerate(zip(*logs, strict=False)) if len(set(r)) > 1),
+                     min(lengths))
+        assert logs[0] == logs[1] == logs[2], (
+            f"partition {p}: replicas differ (lengths {lengths}) from index {first}")
+
+
+def _records(directory: Path, partition: int) -> list[tuple[int, int, int]]:
+    plog = PartitionLog.open(directory, TOPIC, partition, TopicConfig())
+    try:
+        out, offset = [], plog.log_start_offset
+        while offset < plog.log_end_offset:
+            data = plog.read(offset, 1 << 20).data
+            for position, header in iter_batches(data):
+                _, records = decode_batch(data, position)
+                out.extend((r.offset, int(r.value), header.partition_leader_epoch)
+                           for r in records)
+                offset = header.last_offset + 1
+        return out
+    finally:
+        plog.close()
 
 
 def _followers_paused_then_leader_killed(nodes: list[ClusterNodeProcess], acks: str
@@ -202,6 +241,9 @@ def _followers_paused_then_leader_killed(nodes: list[ClusterNodeProcess], acks: 
     followers = [_node(nodes, r) for r in spec["replicas"] if r != spec["leader"]]
     for follower in followers:
         follower.pause()
+    # Longer than replica.fetch.wait.max.ms: the followers' long-polling fetches are
+    # answered (empty) before the writes, so none of them carries the writes to a follower.
+    time.sleep(0.6)
     before = len(workload.acknowledged)
     workload.send(1.0, partition=0)
     acknowledged_while_paused = len(workload.acknowledged) - before
@@ -225,6 +267,14 @@ def test_acks_all_acknowledges_nothing_only_the_killed_leader_had(cluster):
     result = _checked(cluster, workload)
     assert acknowledged_while_paused == 0
     assert not result.lost and not result.inconsistent, result.summary()
+    # The old leader comes back with batches nobody else has: it truncates them by leader
+    # epoch (Fetch's diverging epoch), catches up, and holds what the others hold.
+    old_leader = next(n for n in cluster if not n.alive)
+    old_leader.start()
+    wait_for(lambda: all(len(p["isr"]) == 3 for p in _view(cluster)["topics"][TOPIC][
+        "partitions"]), 40, "the old leader back in every ISR", cluster)
+    assert "log diverged" in old_leader.log_path.read_text(errors="replace")
+    _replicas_agree(cluster)
 
 
 def test_a_paused_leader_is_fenced_and_acknowledges_nothing_after_resuming(cluster):
