@@ -3,10 +3,13 @@ unmodified clients use as a Kafka cluster. Metadata is the same from every broke
 replicas, ISR, leader epochs); topics are created through any broker, by the admin client
 or ``ferry topics --replication-factor``; kafka-python produces and consumes across the
 partition leaders; acks=all below min.insync.replicas is NOT_ENOUGH_REPLICAS; a bad
-cluster setting is one line naming the key."""
+cluster setting is one line naming the key; ``ferry up --brokers 3`` runs a local
+cluster until interrupted."""
 
 from __future__ import annotations
 
+import signal
+import socket
 import subprocess
 import sys
 import time
@@ -153,3 +156,44 @@ def test_a_bad_cluster_setting_is_one_line_naming_the_key(tmp_path: Path) -> Non
     errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and "node.id" in errors[0], done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_ferry_up_brokers_3_runs_a_local_cluster_until_interrupted(tmp_path: Path) -> None:
+    from broker_process import free_port
+
+    base = free_port()
+    while any(_in_use(base + i) for i in range(6)):
+        base = free_port()
+    up = subprocess.Popen([sys.executable, "-m", "core.cli", "up", "--brokers", "3",
+                           "--listen", f"127.0.0.1:{base}", "--data-dir", str(tmp_path)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        ports = [base, base + 2, base + 4]
+
+        def layout() -> dict | None:
+            try:
+                return _layout(ports[2], "demo")
+            except KafkaException:
+                return None
+
+        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{ports[0]}"})
+
+        def three_brokers() -> bool:
+            try:
+                return len(admin.list_topics(timeout=5).brokers) == 3
+            except KafkaException:  # still starting
+                return False
+        wait_for(three_brokers, 60, "three brokers from ferry up")
+        admin.create_topics([NewTopic("demo", 3)])["demo"].result(timeout=30)
+        found = wait_for(layout, 30, "the demo topic")
+        assert all(len(replicas) == 3 for _, replicas, _ in found.values())
+    finally:
+        up.send_signal(signal.SIGINT)
+        _, err = up.communicate(timeout=60)
+    assert up.returncode == 0, err.decode(errors="replace")[-2000:]
+    assert b"3-broker cluster" in err
+
+
+def _in_use(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
