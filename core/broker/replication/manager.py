@@ -29,9 +29,14 @@ if TYPE_CHECKING:
     from core.cluster.image import MetadataImage
     from core.log.log import PartitionLog
 
-__all__ = ["Replica", "ReplicaManager", "ReplicationError"]
+__all__ = ["NOT_IN_A_CLUSTER", "Replica", "ReplicaManager", "ReplicationError"]
 
 log = logging.getLogger(__name__)
+
+#: The answer of admin requests a cluster node cannot carry out yet (they would change one
+#: replica only): DeleteTopics, CreatePartitions.
+NOT_IN_A_CLUSTER = ("not supported by a Ferry cluster yet: the controller does not "
+                    "replicate this change; it works on a single node")
 
 _TICK_S = 0.02
 _ISR_CHECK_S = 0.25
