@@ -11,6 +11,8 @@ run on it (lost acknowledged writes, two values at one offset, duplicates, out o
   leader, restarted, truncates the batches only it had and ends equal to the others.
 * A leader SIGSTOPped for longer than the session timeout is fenced, a new leader takes
   over, and the resumed old leader acknowledges nothing more.
+* SIGKILL of the active controller and of a follower, then a rolling restart, under
+  acks=all: nothing lost, and the replicas end equal.
 * A consumer group whose coordinator (the leader of its ``__consumer_offsets`` partition)
   is SIGKILLed moves to the new leader: its committed offsets never go backwards and a
   new member starts where they left off.
@@ -359,3 +361,35 @@ def _committed(consumer: Consumer) -> dict[int, int] | None:
     except Exception:  # the coordinator is still moving
         return None
     return {tp.partition: tp.offset for tp in found}
+
+
+def test_acks_all_survives_controller_and_follower_kills_and_a_rolling_restart(cluster):
+    nodes = cluster
+    _ready(nodes)
+    _create_topic(nodes)
+    workload = Workload(nodes, acks="all", **{"enable.idempotence": True})
+    workload.send(1.5)
+    controller = _node(nodes, wait_for(lambda: (_view(nodes) or {}).get("controller_id"),
+                                       20, "a controller", nodes))
+    controller.kill()  # the active controller (also a partition leader)
+    workload.send(4.0)
+    controller.start()
+    _ready(nodes)
+    spec = _partition(nodes, 1)
+    follower = _node(nodes, next(r for r in spec["replicas"] if r != spec["leader"]))
+    follower.kill()
+    workload.send(2.0)
+    follower.start()
+    _ready(nodes)
+    for node in nodes:  # rolling restart: SIGTERM, start, wait for it to be live again
+        node.stop()
+        workload.send(1.0)
+        node.start()
+        _ready(nodes)
+    workload.send(1.0)
+    workload.finish()
+    result = _checked(nodes, workload)
+    assert result.ok, result.summary()
+    wait_for(lambda: all(len(p["isr"]) == 3 for p in _view(nodes)["topics"][TOPIC][
+        "partitions"]), 30, "full ISRs again", nodes)
+    _replicas_agree(nodes)
