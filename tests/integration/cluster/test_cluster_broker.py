@@ -21,6 +21,8 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.errors import NotEnoughReplicasError
+from kafka.protocol.consumer import OffsetForLeaderEpochRequest
+from kafka_wire import WireClient
 
 SETTINGS = {"replica.lag.time.max.ms": "2000", "offsets.topic.num.partitions": "3",
             "replica.fetch.wait.max.ms": "200"}
@@ -62,6 +64,12 @@ def test_metadata_and_topic_creation_through_any_broker(cluster, tmp_path: Path)
     assert layouts[0] == layouts[1] == layouts[2]
     assert {leader for leader, _, _ in layouts[0].values()} == {1, 2, 3}  # spread out
     assert all(replicas == [1, 2, 3] for _, replicas, _ in layouts[0].values())
+    # OffsetForLeaderEpoch: the leader answers where epoch 0 ends; a follower refuses.
+    leader = layouts[0][0][0]
+    for node in nodes:
+        answer = _offset_for_leader_epoch(node.kafka_port, "spread", 0, 0)
+        expected = (0, 0, 0) if node.node_id == leader else (6, -1, -1)
+        assert answer == expected, (node.node_id, leader, answer)
     brokers = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[2].kafka_port}"}
                           ).list_topics(timeout=10).brokers
     assert {b.id: b.port for b in brokers.values()} == {n.node_id: n.kafka_port
@@ -76,6 +84,20 @@ def test_metadata_and_topic_creation_through_any_broker(cluster, tmp_path: Path)
     described = wait_for(lambda: _describe(log_url, "cli-made"), 30, "describe", nodes)
     assert "ReplicationFactor: 3" in described
     assert described.count("Isr: ") == 2
+
+
+def _offset_for_leader_epoch(port: int, topic: str, partition: int, epoch: int
+                             ) -> tuple[int, int, int]:
+    request_class = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
+    client = WireClient(port)
+    try:
+        p = client.call(OffsetForLeaderEpochRequest(replica_id=-1, topics=[request_class(
+            topic=topic, partitions=[request_class.OffsetForLeaderPartition(
+                partition=partition, current_leader_epoch=epoch, leader_epoch=epoch)])]),
+            4).topics[0].partitions[0]
+    finally:
+        client.close()
+    return p.error_code, p.leader_epoch, p.end_offset
 
 
 def _describe(log_url: str, topic: str) -> str | None:
