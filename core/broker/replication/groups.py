@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core.broker.replication.manager import Replica, ReplicaManager, ReplicationError
-from core.group import OFFSETS_TOPIC, OFFSETS_TOPIC_CONFIGS, GroupCoordinator, LogOffsetStore
+from core.group import (
+    OFFSETS_TOPIC,
+    OFFSETS_TOPIC_CONFIGS,
+    GroupCoordinator,
+    LogOffsetStore,
+    partition_for,
+)
 from core.group.errors import OffsetStoreError
 from core.protocol.errors import ErrorCode
 
@@ -18,7 +24,9 @@ if TYPE_CHECKING:
     from core.broker.config import BrokerConfig
     from core.cluster.config import ClusterConfig
 
-__all__ = ["coordinate_groups", "create_offsets_topic"]
+__all__ = ["commit_replicated", "coordinate_groups", "create_offsets_topic"]
+
+_COMMIT_TIMEOUT_S = 5.0
 
 log = logging.getLogger(__name__)
 
@@ -62,3 +70,32 @@ async def create_offsets_topic(config: BrokerConfig, cluster: ClusterConfig,
             if code not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
                 log.info("cannot create %s yet: %s", OFFSETS_TOPIC, replicas.last_error)
         await asyncio.sleep(0.5)
+
+
+async def commit_replicated(replicas: ReplicaManager, group_id: str,
+                            results: dict[Any, int]) -> dict[Any, int]:
+    """An OffsetCommit is answered once its records are below the high watermark of the
+    group's ``__consumer_offsets`` partition (Kafka's coordinator appends with acks=all):
+    a commit answered here survives the coordinator's death. If they do not get there
+    (leadership lost, ISR too small, timeout), the commit's successes answer that error,
+    which clients retry (after finding the coordinator again)."""
+    if not any(code == ErrorCode.NONE for code in results.values()):
+        return results
+    topic = replicas.image.topics.get(OFFSETS_TOPIC)
+    if topic is None:
+        return results
+    replica = replicas.replicas.get((OFFSETS_TOPIC, partition_for(group_id,
+                                                                  len(topic.partitions))))
+    leader = replica.leader if replica is not None else None
+    if replica is None or leader is None:
+        code = ErrorCode.NOT_COORDINATOR
+    else:
+        code = await replicas.wait_acks_all(replica, leader.leader_epoch,
+                                            replica.plog.log_end_offset, _COMMIT_TIMEOUT_S)
+        if code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
+            code = ErrorCode.NOT_COORDINATOR
+    if code == ErrorCode.NONE:
+        return results
+    log.info("offset commit of group %r not replicated: %s", group_id, code.name)
+    return {key: (code if value == ErrorCode.NONE else value)
+            for key, value in results.items()}
