@@ -205,7 +205,7 @@ def test_ferry_up_brokers_3_runs_a_local_cluster_until_interrupted(tmp_path: Pat
                 return len(admin.list_topics(timeout=5).brokers) == 3
             except KafkaException:  # still starting
                 return False
-        wait_for(three_brokers, 60, "three brokers from ferry up")
+        wait_for(three_brokers, 120, "three brokers from ferry up")
         admin.create_topics([NewTopic("demo", 3)])["demo"].result(timeout=30)
         found = wait_for(layout, 30, "the demo topic")
         assert all(len(replicas) == 3 for _, replicas, _ in found.values())

@@ -272,10 +272,17 @@ def test_acks_all_acknowledges_nothing_only_the_killed_leader_had(cluster):
     # The old leader comes back with batches nobody else has: it truncates them by leader
     # epoch (Fetch's diverging epoch), catches up, and holds what the others hold.
     old_leader = next(n for n in cluster if not n.alive)
+    old_records = _records(old_leader.data_dir / f"{TOPIC}-0", 0)
+    new_leader = _node(cluster, _partition(cluster, 0)["leader"])
+    checkpoint = (new_leader.data_dir / f"{TOPIC}-0" / "leader-epoch-checkpoint").read_text()
+    new_epoch_start = int(checkpoint.split("\n")[-2].split()[1])
     old_leader.start()
     wait_for(lambda: all(len(p["isr"]) == 3 for p in _view(cluster)["topics"][TOPIC][
         "partitions"]), 40, "the old leader back in every ISR", cluster)
-    assert "log diverged" in old_leader.log_path.read_text(errors="replace")
+    if old_records and old_records[-1][0] >= new_epoch_start:
+        # It had batches past the new leader's epoch start (on a loaded machine a
+        # follower may still have fetched them all): those were cut by leader epoch.
+        assert "log diverged" in old_leader.log_path.read_text(errors="replace")
     _replicas_agree(cluster)
 
 
