@@ -127,6 +127,14 @@ class ReplicaFetcher:
 
     async def _apply(self, replica: Replica, part: object) -> bool:
         code = part.error_code  # type: ignore[attr-defined]
+        leader_end = part.high_watermark  # type: ignore[attr-defined]
+        if (code == ErrorCode.OFFSET_OUT_OF_RANGE
+                and replica.plog.log_end_offset > leader_end >= 0):
+            # Ahead of the leader with no epoch to compare (a lost checkpoint): Kafka's
+            # follower cuts its log to the leader's end. (The leader puts its log end in
+            # the high watermark field of an OFFSET_OUT_OF_RANGE answer.)
+            await self._cut(replica, leader_end, "is ahead of the leader's log end")
+            return True
         if code != ErrorCode.NONE:
             log.debug("%s-%d: leader %d answered error %d", replica.topic, replica.partition,
                       self.leader_id, code)
@@ -160,12 +168,14 @@ class ReplicaFetcher:
         return changed
 
     async def _truncate(self, replica: Replica, diverging: tuple[int, int]) -> None:
+        offset = truncation_offset(replica.epochs, replica.plog.log_end_offset, diverging)
+        await self._cut(replica, offset, f"diverged from leader {self.leader_id}'s (epoch "
+                                         f"{diverging[0]} ends at {diverging[1]} there)")
+
+    async def _cut(self, replica: Replica, offset: int, why: str) -> None:
         plog = replica.plog
-        end = plog.log_end_offset
-        offset = truncation_offset(replica.epochs, end, diverging)
-        log.warning("%s-%d: log diverged from leader %d's (epoch %d ends at %d there); "
-                    "truncating from %d to %d", replica.topic, replica.partition,
-                    self.leader_id, diverging[0], diverging[1], end, offset)
+        log.warning("%s-%d: log %s; truncating from %d to %d", replica.topic,
+                    replica.partition, why, plog.log_end_offset, offset)
         await asyncio.to_thread(plog.truncate_to, offset)
         replica.epochs.truncate_from_end(offset)
         with contextlib.suppress(OSError):

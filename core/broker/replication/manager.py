@@ -267,6 +267,8 @@ class ReplicaManager:
         diverging = diverging_epoch(replica.epochs, end, fetch_offset, last_fetched_epoch)
         if diverging is not None:
             return replica, diverging
+        if fetch_offset > end:
+            return replica, None  # ahead of this log: the read answers OFFSET_OUT_OF_RANGE
         leader.log_end = end
         moved, change = leader.follower_fetched(replica_id, fetch_offset, _now_ms())
         if moved:
