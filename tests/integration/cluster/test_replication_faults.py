@@ -13,6 +13,8 @@ run on it (lost acknowledged writes, two values at one offset, duplicates, out o
   over, and the resumed old leader acknowledges nothing more.
 * SIGKILL of the active controller and of a follower, then a rolling restart, under
   acks=all: nothing lost, and the replicas end equal.
+* The ``kafka://`` backend (acks=all) keeps producing to a partition whose leader is
+  SIGKILLed, and reads every record back where it was acknowledged.
 * A consumer group whose coordinator (the leader of its ``__consumer_offsets`` partition)
   is SIGKILLed moves to the new leader: its committed offsets never go backwards and a
   new member starts where they left off.
@@ -30,6 +32,9 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from jepsen_checker import CheckResult, check
 
+from core.backends.registry import open_backend
+from core.backends.types import ProducerRecord
+from core.backends.types import TopicPartition as BackendPartition
 from core.group import partition_for
 from core.log.config import TopicConfig
 from core.log.log import PartitionLog
@@ -400,3 +405,33 @@ def test_acks_all_survives_controller_and_follower_kills_and_a_rolling_restart(c
     wait_for(lambda: all(len(p["isr"]) == 3 for p in _view(nodes)["topics"][TOPIC][
         "partitions"]), 30, "full ISRs again", nodes)
     _replicas_agree(nodes)
+
+
+def test_the_kafka_backend_follows_the_leader_across_a_failover(cluster) -> None:
+    nodes = cluster
+    _ready(nodes)
+    _create_topic(nodes)
+    backend = open_backend("kafka://" + _bootstrap(nodes))
+    try:
+        written: dict[int, int] = {}
+        victim = _node(nodes, _partition(nodes, 0)["leader"])
+        deadline = time.monotonic() + 60
+        for i in range(400):
+            assert time.monotonic() < deadline, f"wrote only {i} records"
+            if i == 150:
+                victim.kill()
+            (landed,) = backend.produce(TOPIC, [ProducerRecord(value=str(i).encode(),
+                                                               partition=0)])
+            written[i] = landed.offset
+        position, read = 0, {}
+        while position < max(written.values()) + 1:
+            assert time.monotonic() < deadline, f"read only up to {position}"
+            result = backend.fetch({BackendPartition(TOPIC, 0): position}, max_wait_ms=500)[
+                BackendPartition(TOPIC, 0)]
+            for record in result.records:
+                read[int(record.value)] = record.offset
+            position = result.next_offset
+    finally:
+        backend.close()
+    assert _partition(nodes, 0)["leader"] != victim.node_id
+    assert read == written
