@@ -9,6 +9,12 @@ size, so a consumer always progresses. Below ``min_bytes`` the request waits up 
 at once. The last stable offset is the high watermark (no transactions), so
 read_committed reads the same as read_uncommitted. Record bytes go out as the log returned
 them (``core.protocol.fetch_response``).
+
+In a cluster (``state.replicas``) only the leader serves a partition, after checking
+``current_leader_epoch``: consumers read up to the high watermark; a follower's fetch
+(``replica_id`` >= 0) reads up to the log end, reports the follower's log end for the ISR
+and high watermark, or answers only DivergingEpoch when the follower's log left the
+leader's.
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ request allows it (v4+ ``allow_auto_topic_creation``; always allowed below v4), 
 described at once rather than after a LEADER_NOT_AVAILABLE round trip: the topic is
 complete when ``create_topic`` returns. An illegal name is INVALID_TOPIC_EXCEPTION.
 Authorized operations (v8+), when asked for, are every operation: there is no authorizer.
+
+In a cluster the answer comes from the committed metadata image instead: the unfenced
+brokers, each partition's leader, leader epoch, replicas, ISR and offline replicas; a
+topic auto-created here is created through the controller.
 """
 
 from __future__ import annotations

@@ -19,6 +19,11 @@ is this node), except that min.insync.replicas above 1 cannot be met: NOT_ENOUGH
 and that with ``ferry.acks.all.fsync`` (the default) it is answered once an fsync covers
 the batch. A failed write (disk full, I/O error) answers KAFKA_STORAGE_ERROR, retriable;
 the append was rolled back whole (core.log.dir_health).
+
+In a cluster (``state.replicas``) only the partition's leader appends
+(NOT_LEADER_OR_FOLLOWER elsewhere), stamping its leader epoch; acks=all checks the ISR
+against min.insync.replicas before the append and is answered once the high watermark
+passes the batch (``core.broker.replication.manager``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any
 
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
@@ -33,7 +40,7 @@ from core.broker.handlers.metadata import LEADER_EPOCH
 from core.broker.legacy_records import to_record_batch
 from core.broker.producer_state import ProducerStateError
 from core.broker.registry import handles
-from core.broker.replication.manager import ReplicationError
+from core.broker.replication.manager import Replica, ReplicationError
 from core.broker.state import BrokerState, CloseConnection, RequestContext
 from core.log.errors import (
     CorruptRecordError,
@@ -76,8 +83,7 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
     topics = []
     waiting: list[tuple[object, PartitionLog, Awaitable[AppendInfo], int]] = []
     failures: list[str] = []
-    # (response, replica, leader epoch, append info once known): for the leader's part
-    replicated: list[list] = []
+    replicated: list[_LeaderAppend] = []
     metrics = state.metrics
     for topic_data in request.topic_data:
         partitions = []
@@ -115,13 +121,13 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
                     appended = state.appender.synced(plog, appended)
                 if not isinstance(appended, AppendInfo):
                     if replica is not None:
-                        replicated.append(entry := [response, replica, epoch, None])
+                        replicated.append(entry := _LeaderAppend(response, replica, epoch))
                         appended = _noting(appended, entry)
                     waiting.append((response, plog, appended, len(batch)))
                     continue
                 _succeeded(response, plog, appended)
                 if replica is not None:
-                    replicated.append([response, replica, epoch, appended])
+                    replicated.append(_LeaderAppend(response, replica, epoch, appended))
                 if metrics is not None:
                     metrics.produced(plog.topic, len(batch),
                                      appended.last_offset - appended.base_offset + 1)
@@ -157,21 +163,23 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
 
 
 async def _replicate(state: BrokerState, ctx: RequestContext,
-                     replicated: list[list], failures: list[str]) -> None:
+                     replicated: list[_LeaderAppend], failures: list[str]) -> None:
     """The leader's part after its appends: the high watermark may move (an ISR of one);
     acks=all answers once each batch is below it (Kafka's delayed produce)."""
     assert state.replicas is not None
     replicas = state.replicas
-    for response, replica, _, info in replicated:
-        if info is not None and response.error_code == ErrorCode.NONE:
-            replicas.appended(replica)
+    for done in replicated:
+        if done.info is not None and done.response.error_code == ErrorCode.NONE:
+            replicas.appended(done.replica)
     if ctx.request.acks != -1:
         return
     timeout_s = max(ctx.request.timeout_ms, 0) / 1000
-    for response, replica, epoch, info in replicated:
+    for done in replicated:
+        response, replica, info = done.response, done.replica, done.info
         if info is None or response.error_code != ErrorCode.NONE:
             continue
-        code = await replicas.wait_acks_all(replica, epoch, info.last_offset + 1, timeout_s)
+        code = await replicas.wait_acks_all(replica, done.leader_epoch, info.last_offset + 1,
+                                            timeout_s)
         if code != ErrorCode.NONE:
             response.error_code = code
             response.error_message = (f"the batch at offset {info.base_offset} did not "
@@ -180,9 +188,20 @@ async def _replicate(state: BrokerState, ctx: RequestContext,
             failures.append(f"{replica.topic}-{replica.partition}: {code.name}")
 
 
-async def _noting(pending: Awaitable[AppendInfo], entry: list) -> AppendInfo:
+@dataclass
+class _LeaderAppend:
+    """A batch this broker appended as its partition's leader (a cluster): the high
+    watermark and acks=all are settled on it once ``info`` is known."""
+
+    response: Any
+    replica: Replica
+    leader_epoch: int
+    info: AppendInfo | None = None
+
+
+async def _noting(pending: Awaitable[AppendInfo], entry: _LeaderAppend) -> AppendInfo:
     """``pending``'s AppendInfo, also kept in ``entry`` for the leader's part."""
-    entry[3] = info = await pending
+    entry.info = info = await pending
     return info
 
 
