@@ -40,6 +40,7 @@ NOT_IN_A_CLUSTER = ("not supported by a Ferry cluster yet: the controller does n
 
 _TICK_S = 0.02
 _ISR_CHECK_S = 0.25
+_APPLY_TIMEOUT_S = 10.0
 
 
 def _now_ms() -> int:
@@ -285,13 +286,20 @@ class ReplicaManager:
             try:
                 image = self.image
                 if image.offset != self._applied:
-                    await self._apply(image)
-                    self._applied = image.offset
+                    offset = image.offset
+                    await asyncio.wait_for(self._apply(image), _APPLY_TIMEOUT_S)
+                    self._applied = offset
+            except TimeoutError:
+                log.warning("applying metadata offset %d to the replicas took more than "
+                            "%.0f s; trying again", self.image.offset, _APPLY_TIMEOUT_S)
+            except Exception:  # the replicas must keep following the metadata
+                log.exception("applying metadata to the replicas failed")
+            try:
                 if time.monotonic() >= next_isr_check:
                     next_isr_check = time.monotonic() + _ISR_CHECK_S
                     self._check_isrs()
-            except Exception:  # the replicas must keep following the metadata
-                log.exception("applying metadata to the replicas failed")
+            except Exception:
+                log.exception("checking the ISRs failed")
             await asyncio.sleep(_TICK_S)
 
     async def _apply(self, image: MetadataImage) -> None:
@@ -361,8 +369,10 @@ class ReplicaManager:
         replica.leader.appended(end)
         log.info("%s-%d: leader at epoch %d from offset %d, ISR %s", replica.topic,
                  replica.partition, spec.leader_epoch, end, list(spec.isr))
-        if self.on_leader is not None:
-            await asyncio.to_thread(self.on_leader, replica)
+        if self.on_leader is not None:  # its own task: a slow reload holds up nothing else
+            task = asyncio.create_task(asyncio.to_thread(self.on_leader, replica))
+            self._alters.add(task)
+            task.add_done_callback(self._alters.discard)
         await replica.notify()
 
     def _hw_moved(self, replica: Replica) -> None:
