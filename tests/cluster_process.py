@@ -1,7 +1,8 @@
 """Cluster nodes as real subprocesses on free 127.0.0.1 ports: each runs the metadata
-service (``python -m core.cli.cluster_node``) from a KRaft-style properties file. ``kill()``
-is SIGKILL, ``pause()``/``resume()`` SIGSTOP/SIGCONT; ``describe()`` asks the node for its
-committed metadata over the controller listener."""
+service (``python -m core.cli.cluster_node``), or with ``broker=True`` a whole cluster
+broker (``ferry broker --config``, Kafka listener on ``kafka_port``), from a KRaft-style
+properties file. ``kill()`` is SIGKILL, ``pause()``/``resume()`` SIGSTOP/SIGCONT;
+``describe()`` asks the node for its committed metadata over the controller listener."""
 
 from __future__ import annotations
 
@@ -23,8 +24,11 @@ __all__ = ["ClusterNodeProcess", "start_cluster"]
 
 class ClusterNodeProcess:
     def __init__(self, node_id: int, directory: Path, voters: str, controller_port: int,
-                 extra: dict[str, str], *, broker_only: bool = False) -> None:
+                 extra: dict[str, str], *, broker_only: bool = False,
+                 broker: bool = False) -> None:
         self.node_id = node_id
+        self.broker = broker
+        self.kafka_port = free_port()
         self.controller_port = controller_port
         self.data_dir = directory / f"node{node_id}"
         self.log_path = directory / f"node{node_id}.log"
@@ -32,7 +36,7 @@ class ClusterNodeProcess:
         settings = {
             "process.roles": "broker,controller", "node.id": str(node_id),
             "controller.quorum.voters": voters,
-            "listeners": f"PLAINTEXT://127.0.0.1:{free_port()},"
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.kafka_port},"
                          f"CONTROLLER://127.0.0.1:{controller_port}",
             "controller.listener.names": "CONTROLLER", "log.dirs": str(self.data_dir),
             "controller.quorum.election.timeout.ms": "500",
@@ -44,15 +48,17 @@ class ClusterNodeProcess:
                 "process.roles": "broker",
                 "controller.quorum.bootstrap.servers": ",".join(
                     v.split("@")[1] for v in voters.split(",")),
-                "listeners": f"PLAINTEXT://127.0.0.1:{free_port()}"})
+                "listeners": f"PLAINTEXT://127.0.0.1:{self.kafka_port}"})
         self.config_path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         with open(self.log_path, "ab") as log:
+            command = (["-m", "core.cli", "broker"] if self.broker
+                       else ["-m", "core.cli.cluster_node"])
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "core.cli.cluster_node", "--config",
-                 str(self.config_path)], stdout=log, stderr=subprocess.STDOUT)
+                [sys.executable, *command, "--config", str(self.config_path)],
+                stdout=log, stderr=subprocess.STDOUT)
 
     @property
     def alive(self) -> bool:
@@ -94,15 +100,16 @@ class ClusterNodeProcess:
             return ""
 
 
-def start_cluster(directory: Path, size: int = 3, broker_only: int = 0, **extra: str
-                  ) -> list[ClusterNodeProcess]:
-    """``size`` combined nodes (ids 1..size), then ``broker_only`` observers."""
+def start_cluster(directory: Path, size: int = 3, broker_only: int = 0, *,
+                  broker: bool = False, **extra: str) -> list[ClusterNodeProcess]:
+    """``size`` combined nodes (ids 1..size), then ``broker_only`` observers; with
+    ``broker`` each runs ``ferry broker`` (Kafka listener and replicas too)."""
     ports = [free_port() for _ in range(size)]
     voters = ",".join(f"{i + 1}@127.0.0.1:{port}" for i, port in enumerate(ports))
-    nodes = [ClusterNodeProcess(i + 1, directory, voters, ports[i], dict(extra))
-             for i in range(size)]
+    nodes = [ClusterNodeProcess(i + 1, directory, voters, ports[i], dict(extra),
+                                broker=broker) for i in range(size)]
     nodes += [ClusterNodeProcess(size + 1 + i, directory, voters, 0, dict(extra),
-                                 broker_only=True) for i in range(broker_only)]
+                                 broker_only=True, broker=broker) for i in range(broker_only)]
     for node in nodes:
         node.start()
     return nodes

@@ -59,6 +59,13 @@ class AppendWaiters:
             for watch in watches:
                 watch.waiters.discard(waiter)
 
+    def notify(self, plog: PartitionLog) -> None:
+        """Wake the Fetches waiting on ``plog`` without an append (on the loop): its high
+        watermark moved, which is what consumers of a replicated partition wait for."""
+        watch = self._watches.get(plog)
+        if watch is not None:
+            self._wake(watch)
+
     def _watch(self, plog: PartitionLog) -> _Watch:
         watch = self._watches.get(plog)
         if watch is None:

@@ -203,6 +203,12 @@ class ProducerStateManager:
         """Rebuild ``plog``'s state now rather than at its first idempotent append."""
         self._state(plog)
 
+    def forget(self, plog: PartitionLog) -> None:
+        """Drop ``plog``'s state: a follower's log grew (or was cut) without this manager,
+        so it is rebuilt from the log at the next idempotent append (a new leader)."""
+        with self._lock:
+            self._partitions.pop(plog, None)
+
     def append(self, plog: PartitionLog, header: BatchHeader, batch: bytearray) -> AppendInfo:
         """Append one batch of an idempotent producer (``header.producer_id >= 0``) unless
         it is a retry of a remembered batch, whose original AppendInfo is returned.

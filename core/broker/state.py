@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from core.broker.dynamic_config import DynamicBrokerConfigs
     from core.broker.metrics import BrokerMetrics
     from core.broker.producer_state import ProducerStateManager
+    from core.broker.replication.manager import ReplicaManager
     from core.broker.security.authenticator import AuthCounts, ConnectionAuth
     from core.broker.security.scram_store import ScramCredentialStore
     from core.group import GroupCoordinator
@@ -43,6 +44,8 @@ class BrokerState:
       built from ``producers`` and ``config`` when not given.
     * ``append_waiters``: where long-polling Fetch requests wait for appends.
     * ``metrics``: the data path's counters for ``/metrics`` (None: not counted).
+    * ``replicas``: in a cluster, this broker's replicas (who leads, epochs, high
+      watermarks; see ``core.broker.replication``); None on a single node.
     * ``dynamic``: the configs set by AlterConfigs (None: refused, as in handler tests that
       build a state by hand); ``config`` is the static settings with them on top.
     """
@@ -72,6 +75,7 @@ class BrokerState:
         """What Metadata tells a client of ``listener`` (Kafka answers per listener)."""
         return self.advertised_by_listener.get(
             listener, (self.advertised_host, self.advertised_port))
+    replicas: ReplicaManager | None = None
 
     def __post_init__(self) -> None:
         if self.appender is None:

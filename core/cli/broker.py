@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from core.cli.errors import CliError
 from core.cli.logging_setup import configure_server_logging
 from core.cli.options import add_command, parse_key_values
+from core.cluster.config import is_cluster_mode
 from core.log.errors import StorageError
 
 if TYPE_CHECKING:  # imported when the command runs: the other commands need no codec
@@ -71,8 +72,13 @@ def add_broker_config_options(parser: argparse.ArgumentParser, file_flag: str,
 def load_broker_config(args: argparse.Namespace,
                        defaults: dict[str, str] | None = None) -> BrokerConfig:
     """The BrokerConfig from ``defaults``, then the config file, then the overrides;
-    ``CliError`` naming the file or the key for bad input."""
+    ``CliError`` naming the file or the key for bad input. For a cluster node (the
+    settings name process.roles) the cluster's keys are left to ClusterConfig, except
+    ``node.id`` and ``min.insync.replicas`` (a topic default); ``raw`` keeps them all."""
+    from dataclasses import replace
+
     from core.broker.config import BrokerConfig, BrokerConfigError, load_config_file
+    from core.cluster.config import CLUSTER_KEYS
 
     overrides = parse_key_values(args.broker_overrides, "--override")
     settings: dict[str, object] = dict(defaults or {})
@@ -80,6 +86,12 @@ def load_broker_config(args: argparse.Namespace,
         if args.broker_config:
             settings.update(load_config_file(args.broker_config))
         settings.update(overrides)
+        if is_cluster_mode(settings):
+            left_out = CLUSTER_KEYS - {"node.id", "min.insync.replicas"} | {"broker.id",
+                                                                             "log.dir"}
+            config = BrokerConfig.parse({k: v for k, v in settings.items()
+                                         if k not in left_out})
+            return replace(config, raw=dict(settings))
         return BrokerConfig.parse(settings)
     except BrokerConfigError as exc:
         if exc.key is None:  # the file itself: the message names it
@@ -105,6 +117,8 @@ def _broker(args: argparse.Namespace) -> int:
 
     configure_server_logging()
     config = load_broker_config(args)
+    if is_cluster_mode(config.raw):
+        return _cluster_node(args, config)
     try:
         listen, advertised = resolve_listeners(config, args.listen, args.advertised_listener)
         data_dir = args.data_dir or config.log_dirs.split(",")[0].strip() or DEFAULT_DATA_DIR
@@ -112,4 +126,31 @@ def _broker(args: argparse.Namespace) -> int:
         run_broker(config, Path(data_dir), listen, advertised, metrics)
     except (BrokerConfigError, StorageError) as exc:
         raise CliError(str(exc)) from exc
+    return 0
+
+
+def _cluster_node(args: argparse.Namespace, config: BrokerConfig) -> int:
+    """The config names process.roles: run a cluster node (its listeners, data directory
+    and quorum all come from the config; the single node's flags do not apply)."""
+    from core.broker.config import BrokerConfigError
+    from core.cli.cluster_broker import run_cluster_broker
+    from core.cluster.config import ClusterConfig, ClusterConfigError
+
+    for flag, value in (("--listen", args.listen), ("--data-dir", args.data_dir),
+                        ("--advertised-listener", args.advertised_listener),
+                        ("--metrics", args.metrics)):
+        if value:
+            raise CliError(f"{flag} does not apply to a cluster node (process.roles is set): "
+                           "use listeners, advertised.listeners and log.dirs in the config")
+    try:
+        cluster = ClusterConfig.parse(config.raw)
+    except ClusterConfigError as exc:
+        raise CliError(f"broker config {args.broker_config or ''}: {exc}".replace(
+            "config : ", "config: ")) from exc
+    try:
+        run_cluster_broker(config, cluster)
+    except (BrokerConfigError, StorageError) as exc:
+        raise CliError(str(exc)) from exc
+    except OSError as exc:
+        raise CliError(f"cannot start the cluster node: {exc}") from exc
     return 0

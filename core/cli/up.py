@@ -19,6 +19,7 @@ import asyncio
 import logging
 import os
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.backends.embedded_runtime import acquire_runtime, release_runtime
@@ -31,7 +32,7 @@ from core.cli.broker import (
 )
 from core.cli.errors import CliError
 from core.cli.logging_setup import configure_server_logging, logging_summary
-from core.cli.options import LOG_ENV_VAR, add_command
+from core.cli.options import LOG_ENV_VAR, add_command, parse_key_values
 
 if TYPE_CHECKING:  # imported when the command runs: the other commands need no codec
     from core.broker.config import BrokerConfig
@@ -72,6 +73,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help=f"serve the broker's Prometheus /metrics and /health here "
                              f"(default: {DEFAULT_METRICS}, the JMX exporter's usual port; "
                              "'off' for none)")
+    parser.add_argument("--brokers", type=int, default=1, metavar="N",
+                        help="run a local cluster of N broker+controller nodes instead "
+                             "(replicated topics; Kafka listeners on --listen's port, +2, "
+                             "...; no other services); default 1: the single-machine stack")
     add_broker_config_options(parser, "--broker-config", UP_BROKER_DEFAULTS)
     for service in _services():
         service.add_arguments(parser)
@@ -123,6 +128,9 @@ def _embedded_path(url: str) -> str | None:
 def _up(args: argparse.Namespace) -> int:
     from core.broker.config import BrokerConfigError
 
+    if args.brokers != 1:
+        return _up_cluster(args)
+
     config = load_broker_config(args, UP_BROKER_DEFAULTS)
     data_dir = _data_dir(args, config)
     try:
@@ -150,6 +158,17 @@ def _up(args: argparse.Namespace) -> int:
         if observability is not None:
             observability.stop()
     return 0
+
+
+def _up_cluster(args: argparse.Namespace) -> int:
+    """``--brokers N``: N local cluster nodes (``core.cli.local_cluster``)."""
+    from core.broker.server import parse_listener
+    from core.cli.local_cluster import run_local_cluster
+
+    listen = parse_listener(args.listen or DEFAULT_LISTEN)
+    extra = parse_key_values(args.broker_overrides, "--override")
+    return run_local_cluster(args.brokers, listen.host, listen.port,
+                             Path(args.data_dir or DEFAULT_DATA_DIR), extra)
 
 
 def _metrics_address(args: argparse.Namespace) -> Listener | None:

@@ -203,6 +203,10 @@ class ClusterService:
             pass
         except WireError as exc:
             log.warning("closing controller connection: %s", exc)
+        except asyncio.CancelledError:
+            # Shutdown: Python 3.11's start_server callback calls task.exception() on its
+            # connection tasks, which raises for a cancelled one and logs it as an error.
+            return
         finally:
             writer.close()
 

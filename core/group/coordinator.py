@@ -98,6 +98,7 @@ class GroupCoordinator:
         self._offsets = OffsetManager(self._registry, offset_store, self._config, clock,
                                       partition_exists)
         self._writer = GroupWriter(offset_store)
+        self._offsets_store = offset_store
         self._next_offsets_check_ms: int | None = None  # guarded by the registry lock
 
     @property
@@ -113,6 +114,17 @@ class GroupCoordinator:
         coordinator then keeps answering COORDINATOR_LOAD_IN_PROGRESS and ``load()`` may
         be retried."""
         self._offsets.load()
+
+    @property
+    def offset_store(self) -> OffsetStore | None:
+        """The store of offsets and group metadata (its driver owns it)."""
+        return self._offsets_store
+
+    def load_partition(self, records: Iterable[tuple[bytes | None, bytes | None]]) -> int:
+        """Replace the groups of one ``__consumer_offsets`` partition with its records:
+        in a cluster, this broker just became that partition's leader, so it coordinates
+        its groups from the replicated log. Returns the number of groups."""
+        return self._offsets.load_partition(records)
 
     def close(self) -> None:
         """Answer every waiting JoinGroup and SyncGroup COORDINATOR_NOT_AVAILABLE and refuse

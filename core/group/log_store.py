@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from core.group.codes import ErrorCode
 from core.group.errors import OffsetStoreError
 from core.log.errors import RecordTooLargeError, StorageError, TopicExistsError
-from core.log.records import decode_batch, iter_batches
+from core.log.records import (
+    decode_batch,
+    encode_batch,
+    iter_batches,
+    set_partition_leader_epoch,
+)
 
 if TYPE_CHECKING:
     from core.log.manager import LogManager
@@ -67,6 +73,10 @@ class LogOffsetStore:
         created."""
         self._manager = manager
         self._read_max_bytes = read_max_bytes
+        #: In a cluster: the leader epoch to stamp on an append to a partition, or
+        #: OffsetStoreError (NOT_COORDINATOR) when this broker does not lead it. None on a
+        #: single node, which leads everything.
+        self.leader_epoch_of: Callable[[int], int] | None = None
         try:
             if OFFSETS_TOPIC not in manager.topics():
                 try:
@@ -91,8 +101,15 @@ class LogOffsetStore:
             return
         partition = self.partition_for(group_id)
         try:
-            self._manager.log(OFFSETS_TOPIC, partition).append_records(
-                [(key, value, (), None) for key, value in records])
+            plog = self._manager.log(OFFSETS_TOPIC, partition)
+            if self.leader_epoch_of is None:
+                plog.append_records([(key, value, (), None) for key, value in records])
+            else:
+                epoch = self.leader_epoch_of(partition)
+                batch = encode_batch([(key, value, (), None) for key, value in records],
+                                     default_timestamp=int(time.time() * 1000))
+                set_partition_leader_epoch(batch, epoch)
+                plog.append(batch)
         except RecordTooLargeError as exc:
             raise OffsetStoreError(
                 f"offset records of group {group_id!r} exceed {OFFSETS_TOPIC}'s "
@@ -108,6 +125,10 @@ class LogOffsetStore:
         in one partition, so each group's records come in the order they were appended."""
         for partition in range(self._partitions):
             yield from self._read_partition(partition)
+
+    def records_of(self, partition: int) -> list[tuple[bytes, bytes | None]]:
+        """Every record of one partition, in offset order (a new leader reloads it)."""
+        return list(self._read_partition(partition))
 
     def _read_partition(self, partition: int) -> Iterator[tuple[bytes, bytes | None]]:
         try:

@@ -68,6 +68,22 @@ class OffsetManager:
                  "members)", loaded, len(metadata), members)
         return loaded
 
+    def load_partition(self, records: Iterable[tuple[bytes | None, bytes | None]]) -> int:
+        """This broker now leads one ``__consumer_offsets`` partition (a cluster): its
+        groups are replaced by what that partition's replicated log says. Returns the
+        number of groups loaded."""
+        registry = self._registry
+        with registry.store_lock:
+            offsets, metadata = replay_all(records)
+            with registry.lock:
+                now = self._clock()
+                for group_id in set(metadata) | set(offsets):
+                    group = (restore_group(group_id, metadata[group_id], now)
+                             if group_id in metadata else Group(group_id, now))
+                    group.offsets.update(offsets.get(group_id, {}))
+                    registry.groups[group_id] = group
+        return len(set(metadata) | set(offsets))
+
     def commit(self, group_id: str, generation_id: int, member_id: str,
                group_instance_id: str | None, offsets: Mapping[TopicPartitionKey, OffsetCommit]
                ) -> dict[TopicPartitionKey, int]:

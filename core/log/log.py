@@ -444,6 +444,24 @@ class PartitionLog:
 
     # ------------------------------------------------------------------ compaction
 
+    def truncate_to(self, offset: int) -> None:
+        """A follower's log diverged from its leader's: drop every batch from ``offset`` on
+        (a batch boundary; nothing if the log ends before it). The cut is fsynced before
+        this returns, so a restart never brings the dropped batches back."""
+        with self._maintenance_lock, self._flush_lock, self._lock:
+            self._check_open()
+            if offset >= self._segments.view.end_offset:
+                return
+            offset = max(offset, 0)
+            for segment in self._segments.truncate(offset, self.config.index_interval_bytes,
+                                                   self._now_ms()):
+                self._flush.forget(segment)
+            self._deleted_below = min(self._deleted_below, offset)
+            active = self._segments.active
+            active.flush()
+            fsync_directory(self.directory)
+        log.warning("truncated %s-%d to offset %d", self.topic, self.partition, offset)
+
     def compact(self, now_ms: int) -> bool:
         """One compaction pass if cleanup.policy has compact and the log is dirty enough
         (or tombstones are due for removal); True if a pass ran."""

@@ -69,6 +69,27 @@ class SegmentList:
         self.remove(old, now_ms, delay_ms)
         new.rename("")
 
+    def truncate(self, offset: int, index_interval: int, now_ms: int) -> list[LogSegment]:
+        """Cut the log to end at ``offset`` (a batch boundary): segments starting at or
+        after it go (renamed ``.deleted``, unlinked at once), the one holding it is cut
+        there. If that was not the active segment, a new empty one starts at ``offset``,
+        so an old segment never takes appends again. Returns the segments that went."""
+        doomed = [s for s in self._segments if s.base_offset >= offset]
+        kept = [s for s in self._segments if s.base_offset < offset]
+        if kept:
+            kept[-1].recover(index_interval, max_last_offset=offset)  # cuts batches reaching offset
+            kept[-1].next_offset = offset
+        if doomed:
+            self._segments = kept
+            for segment in doomed:
+                segment.rename(DELETED_SUFFIX)
+                self._deleted.append((now_ms, segment))
+                segment.close()
+            self._segments.append(LogSegment(self._directory, offset, create=True))
+            self.remove_deleted_files(now_ms)
+        self.view = LogView(tuple(self._segments), offset, self.active.size)
+        return doomed
+
     def remove_deleted_files(self, now_ms: int | None) -> None:
         """Unlink the ``.deleted`` files that are due (all of them when ``now_ms`` is None)."""
         keep = []

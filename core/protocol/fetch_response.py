@@ -26,7 +26,8 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _TOP = struct.Struct(">i")  # throttle time (v4-v6)
 _TOP_V7 = struct.Struct(">ihi")  # throttle time, error code, session id
-_PARTITION = struct.Struct(">ihqq")  # index, error, high watermark, last stable offset
+_PARTITION = struct.Struct(">ihqq")
+_DIVERGING = struct.Struct(">iq")  # index, error, high watermark, last stable offset
 _I64 = struct.Struct(">q")
 _NO_RECORDS = b""
 
@@ -45,6 +46,8 @@ class FetchPartitionData:
     records: Buffer | None = _NO_RECORDS
     aborted_transactions_null: bool = True
     preferred_read_replica: int = -1
+    #: v12+ DivergingEpoch (epoch, end offset) for a follower whose log left the leader's
+    diverging_epoch: tuple[int, int] | None = None
 
 
 def _uvarint(value: int) -> bytes:
@@ -108,7 +111,11 @@ def encode_fetch_response(
                     chunks.append(bytes(out))
                     chunks.append(records)
                     out = bytearray()
-            if flexible:
+            if flexible and p.diverging_epoch is not None:
+                # one tagged field, tag 0: DivergingEpoch {epoch, end offset, no tags}
+                out += b"\x01\x00" + _uvarint(_DIVERGING.size + 1)
+                out += _DIVERGING.pack(*p.diverging_epoch) + b"\x00"
+            elif flexible:
                 out += b"\x00"  # the partition's tagged fields
         if flexible:
             out += b"\x00"  # the topic's tagged fields

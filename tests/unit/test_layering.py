@@ -17,7 +17,8 @@ ALLOWED = {
     "core.telemetry": set(),
     "core.group": {"core.log", "core.protocol"},
     "core.cluster": set(),  # the Raft quorum and metadata: sans-IO, imports nothing
-    # core.cluster for its listener parsing (it imports nothing, so no cycle)
+    # core.cluster: its listener parsing, and a cluster broker's replicas apply the
+    # metadata image (issue 16); it imports nothing, so no cycle
     "core.broker": {"core.log", "core.group", "core.protocol", "core.http",
                     "core.telemetry", "core.cluster"},
     "core.backends": {"core.log", "core.group", "core.protocol"},

@@ -90,6 +90,9 @@ async def handle_create_topics(state: BrokerState, ctx: RequestContext) -> Creat
                 f"Create topics request from client `{ctx.client_id}` contains multiple "
                 f"entries for the following topics: {topic.name}")))
             continue
+        if state.replicas is not None:  # a cluster: the active controller decides
+            results.append(await _create_in_cluster(state, version, topic, req.validate_only))
+            continue
         try:
             plan = _plan(state, topic)
             metadata = await in_thread(state, _create, state, topic.name, plan,
@@ -113,6 +116,45 @@ async def handle_create_topics(state: BrokerState, ctx: RequestContext) -> Creat
             num_partitions=plan.partitions, replication_factor=plan.replication_factor,
             configs=configs))
     return CreateTopicsResponse(version=version, throttle_time_ms=0, topics=results)
+
+
+async def _create_in_cluster(state: BrokerState, version: int,
+                             topic: CreateTopicsRequest.CreatableTopic, validate_only: bool
+                             ) -> object:
+    """CreateTopics on a cluster node: the controller places the replicas (or refuses:
+    TOPIC_ALREADY_EXISTS, INVALID_REPLICATION_FACTOR with too few live brokers)."""
+    assert state.replicas is not None
+    try:
+        configs = config_values({c.name: c.value for c in topic.configs or ()}, "topic")
+        if topic.assignments:
+            raise AdminError(ErrorCode.INVALID_REQUEST, "manual replica assignments are not "
+                             "supported in a cluster yet; give a replication factor")
+        partitions = (state.config.num_partitions if topic.num_partitions == USE_DEFAULT
+                      else topic.num_partitions)
+        factor = (state.replicas.config.default_replication_factor
+                  if topic.replication_factor == USE_DEFAULT else topic.replication_factor)
+        if partitions < 1:
+            raise AdminError(ErrorCode.INVALID_PARTITIONS,
+                             "Number of partitions was set to an invalid non-positive value.")
+        if factor < 1:
+            raise AdminError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                             "Replication factor must be larger than 0, or -1 to use the "
+                             "default value.")
+        check_operation_size(topic.name, partitions, len(configs))
+        if topic.name in state.replicas.image.topics:
+            raise AdminError(ErrorCode.TOPIC_ALREADY_EXISTS,
+                             f"Topic '{topic.name}' already exists.")
+        if not validate_only:
+            code = await state.replicas.create_topic(topic.name, partitions, factor, configs)
+            if code != ErrorCode.NONE:
+                raise AdminError(code, state.replicas.last_error or code.name)
+            log.info("created topic %s (%d partitions, replication factor %d) through the "
+                     "controller", topic.name, partitions, factor)
+    except AdminError as exc:
+        return _error(version, topic.name, exc)
+    return _Result(version=version, name=topic.name, error_code=ErrorCode.NONE,
+                   error_message=None, num_partitions=partitions, replication_factor=factor,
+                   configs=[])
 
 
 def _create(state: BrokerState, name: str, plan: _Plan, validate_only: bool) -> TopicMetadata:

@@ -9,6 +9,12 @@ size, so a consumer always progresses. Below ``min_bytes`` the request waits up 
 at once. The last stable offset is the high watermark (no transactions), so
 read_committed reads the same as read_uncommitted. Record bytes go out as the log returned
 them (``core.protocol.fetch_response``).
+
+In a cluster (``state.replicas``) only the leader serves a partition, after checking
+``current_leader_epoch``: consumers read up to the high watermark; a follower's fetch
+(``replica_id`` >= 0) reads up to the log end, reports the follower's log end for the ISR
+and high watermark, or answers only DivergingEpoch when the follower's log left the
+leader's.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from kafka.protocol.consumer import FetchRequest
 
 from core.broker.handlers.metadata import LEADER_EPOCH
 from core.broker.registry import handles
+from core.broker.replication.manager import Replica, ReplicationError
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import (
     LogClosedError,
@@ -61,12 +68,13 @@ async def fetch(state: BrokerState, ctx: RequestContext) -> EncodedResponse:
             if state.metrics is not None:
                 _count(state.metrics, topics)
             return EncodedResponse(encode_fetch_response(version, topics))
+        moved = _moved(state, request, ends)
         if state.metrics is None:
-            await state.append_waiters.wait(list(ends), remaining, ready=_moved(ends))
+            await state.append_waiters.wait(list(ends), remaining, ready=moved)
             continue
         state.metrics.fetch_purgatory += 1
         try:
-            await state.append_waiters.wait(list(ends), remaining, ready=_moved(ends))
+            await state.append_waiters.wait(list(ends), remaining, ready=moved)
         finally:
             state.metrics.fetch_purgatory -= 1
 
@@ -96,24 +104,46 @@ def _read(state: BrokerState, request: object, version: int
             out = FetchPartitionData(p.partition, ErrorCode.NONE, -1, -1, -1,
                                      aborted_transactions_null=null_aborted)
             partitions.append(out)
+            replica = None
             try:
-                plog = state.manager.log(topic.topic, p.partition)
+                if state.replicas is not None:
+                    replica, diverging = _replica(state, request, p, topic.topic, version)
+                    if diverging is not None:  # the follower truncates, then fetches again
+                        out.diverging_epoch = diverging
+                        out.high_watermark = out.last_stable_offset = replica.high_watermark
+                        out.log_start_offset = replica.plog.log_start_offset
+                        answer_now = True
+                        continue
+                    plog = replica.plog
+                else:
+                    plog = state.manager.log(topic.topic, p.partition)
             except UnknownTopicError:
                 out.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 answer_now = True
                 continue
-            if version >= 9 and p.current_leader_epoch > LEADER_EPOCH:
+            except ReplicationError as exc:
+                out.error_code = exc.code
+                answer_now = True
+                continue
+            if replica is None and version >= 9 and p.current_leader_epoch > LEADER_EPOCH:
                 out.error_code = ErrorCode.UNKNOWN_LEADER_EPOCH
                 answer_now = True
                 continue
+            # Consumers read up to the high watermark; followers (and a single node) to the
+            # log end.
+            max_offset = (replica.high_watermark
+                          if replica is not None and request.replica_id < 0 else None)
             limit = min(p.partition_max_bytes, remaining)
             first = total == 0  # KIP-74: only the first data may exceed the limits
             try:
                 if limit > 0 or first:
-                    result = plog.read(p.fetch_offset, max(limit, 1))
+                    result = plog.read(p.fetch_offset, max(limit, 1), max_offset=max_offset)
                     data, hw, start = result.data, result.high_watermark, result.log_start_offset
                 else:  # the response is full: only the partition's bounds
                     data, hw, start = b"", *_bounds(plog, p.fetch_offset)
+                log_end = hw  # as the read saw it
+                if replica is not None:
+                    hw = replica.high_watermark
             except OffsetOutOfRangeError as exc:
                 out.error_code = ErrorCode.OFFSET_OUT_OF_RANGE
                 out.high_watermark = out.last_stable_offset = exc.log_end_offset
@@ -137,14 +167,41 @@ def _read(state: BrokerState, request: object, version: int
             out.records = data
             total += len(data)
             remaining -= len(data)
-            ends[plog] = hw
+            ends[plog] = log_end if max_offset is None else max_offset
         topics.append((topic.topic, partitions))
     return topics, total, answer_now, ends
 
 
-def _moved(ends: dict[PartitionLog, int]) -> Callable[[], bool]:
-    """Whether any of the partitions grew since it was read."""
-    return lambda: any(plog.log_end_offset != end for plog, end in ends.items())
+def _replica(state: BrokerState, request: object, p: object, topic: str, version: int
+             ) -> tuple[Replica, tuple[int, int] | None]:
+    """In a cluster: the replica this broker leads (a follower's fetch also reports its
+    log end, or learns where its log diverged); ReplicationError otherwise."""
+    assert state.replicas is not None
+    epoch = p.current_leader_epoch if version >= 9 else -1  # type: ignore[attr-defined]
+    replica_id = request.replica_id  # type: ignore[attr-defined]
+    if replica_id >= 0:
+        return state.replicas.follower_fetch(
+            topic, p.partition, replica_id, epoch, p.fetch_offset,  # type: ignore[attr-defined]
+            p.last_fetched_epoch if version >= 12 else -1)  # type: ignore[attr-defined]
+    return state.replicas.leader_replica(topic, p.partition, epoch), None  # type: ignore[attr-defined]
+
+
+def _moved(state: BrokerState, request: object, ends: dict[PartitionLog, int]
+           ) -> Callable[[], bool]:
+    """Whether any of the partitions grew (for a cluster's consumers: whether its high
+    watermark moved) since it was read."""
+    replicas = state.replicas
+    if replicas is None or request.replica_id >= 0:  # type: ignore[attr-defined]
+        return lambda: any(plog.log_end_offset != end for plog, end in ends.items())
+
+    def hw_moved() -> bool:
+        for plog, end in ends.items():
+            replica = replicas.replicas.get((plog.topic, plog.partition))
+            if replica is None or replica.high_watermark != end:
+                return True
+        return False
+
+    return hw_moved
 
 
 def _bounds(plog: PartitionLog, offset: int) -> tuple[int, int]:

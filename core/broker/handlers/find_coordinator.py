@@ -18,6 +18,7 @@ from kafka.protocol.metadata.find_coordinator import (
 
 from core.broker.registry import handles
 from core.broker.state import BrokerState, RequestContext
+from core.group import OFFSETS_TOPIC, partition_for
 from core.protocol.errors import ErrorCode
 
 __all__ = ["handle_find_coordinator"]
@@ -44,6 +45,8 @@ class _Answer:
 
 
 def _answer(state: BrokerState, ctx: RequestContext, key_type: int, key: str) -> _Answer:
+    if key_type == KEY_TYPE_GROUP and state.replicas is not None:
+        return _cluster_coordinator(state, key)
     if key_type == KEY_TYPE_GROUP:
         # The only node of its cluster: coordinator of every group, whatever its id.
         return _Answer(ErrorCode.NONE, None, state.node_id,
@@ -52,6 +55,24 @@ def _answer(state: BrokerState, ctx: RequestContext, key_type: int, key: str) ->
         log.info("transaction coordinator asked for transactional id %r; not supported", key)
         return _Answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, NO_TRANSACTIONS)
     return _Answer(ErrorCode.INVALID_REQUEST, f"Unknown coordinator key type {key_type}")
+
+
+def _cluster_coordinator(state: BrokerState, group_id: str) -> _Answer:
+    """In a cluster a group's coordinator is the leader of its ``__consumer_offsets``
+    partition, which the broker node creates at start (with
+    offsets.topic.replication.factor replicas) once enough brokers are live."""
+    assert state.replicas is not None
+    image = state.replicas.image
+    topic = image.topics.get(OFFSETS_TOPIC)
+    if topic is None:
+        return _Answer(ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                       f"{OFFSETS_TOPIC} does not exist yet; retry")
+    spec = topic.partitions[partition_for(group_id, len(topic.partitions))]
+    address = state.replicas.broker_address(spec.leader)
+    if address is None:
+        return _Answer(ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                       f"the {OFFSETS_TOPIC} partition of group {group_id!r} has no leader")
+    return _Answer(ErrorCode.NONE, None, spec.leader, *address)
 
 
 @handles(FindCoordinatorRequest, versions=(0, 4))

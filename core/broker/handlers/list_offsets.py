@@ -15,6 +15,7 @@ from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
 
 from core.broker.handlers.metadata import LEADER_EPOCH
 from core.broker.registry import handles
+from core.broker.replication.manager import ReplicationError
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import LogClosedError, StorageError, UnknownTopicError
 from core.log.log import PartitionLog
@@ -38,12 +39,18 @@ async def list_offsets(state: BrokerState, ctx: RequestContext) -> ListOffsetsRe
     for topic in ctx.request.topics:
         partitions = []
         for p in topic.partitions:
-            code, offset, timestamp = _lookup(state, topic.name, p.partition_index,
-                                              p.timestamp, p.current_leader_epoch,
-                                              ctx.api_version)
+            if state.replicas is not None:
+                code, offset, timestamp, epoch = _lookup_leader(
+                    state, topic.name, p.partition_index, p.timestamp,
+                    p.current_leader_epoch if ctx.api_version >= 4 else -1, ctx.api_version)
+            else:
+                code, offset, timestamp = _lookup(state, topic.name, p.partition_index,
+                                                  p.timestamp, p.current_leader_epoch,
+                                                  ctx.api_version)
+                epoch = LEADER_EPOCH
             partitions.append(_PartitionResponse(
                 partition_index=p.partition_index, error_code=code, timestamp=timestamp,
-                offset=offset, leader_epoch=LEADER_EPOCH if code == ErrorCode.NONE else -1))
+                offset=offset, leader_epoch=epoch if code == ErrorCode.NONE else -1))
         topics.append(_TopicResponse(name=topic.name, partitions=partitions))
     return ListOffsetsResponse(throttle_time_ms=0, topics=topics)
 
@@ -64,6 +71,28 @@ def _lookup(state: BrokerState, topic: str, partition: int, timestamp: int,
     except StorageError as exc:
         log.error("cannot look up offsets of %s-%d: %s", topic, partition, exc)
         return ErrorCode.KAFKA_STORAGE_ERROR, -1, -1
+
+
+def _lookup_leader(state: BrokerState, topic: str, partition: int, timestamp: int,
+                   leader_epoch: int, version: int) -> tuple[ErrorCode, int, int, int]:
+    """In a cluster only the leader answers, and the latest offset is the high watermark
+    (what consumers can read), as in Kafka."""
+    assert state.replicas is not None
+    try:
+        replica = state.replicas.leader_replica(topic, partition, leader_epoch)
+    except ReplicationError as exc:
+        return exc.code, -1, -1, -1
+    epoch = replica.spec.leader_epoch
+    if timestamp == LATEST:
+        return ErrorCode.NONE, replica.high_watermark, -1, epoch
+    try:
+        code, offset, found = _offset(replica.plog, timestamp, version)
+    except StorageError as exc:
+        log.error("cannot look up offsets of %s-%d: %s", topic, partition, exc)
+        return ErrorCode.KAFKA_STORAGE_ERROR, -1, -1, -1
+    if offset > replica.high_watermark:
+        return code, -1, -1, epoch
+    return code, offset, found, epoch
 
 
 def _offset(plog: PartitionLog, timestamp: int, version: int) -> tuple[ErrorCode, int, int]:

@@ -7,6 +7,10 @@ request allows it (v4+ ``allow_auto_topic_creation``; always allowed below v4), 
 described at once rather than after a LEADER_NOT_AVAILABLE round trip: the topic is
 complete when ``create_topic`` returns. An illegal name is INVALID_TOPIC_EXCEPTION.
 Authorized operations (v8+), when asked for, are every operation: there is no authorizer.
+
+In a cluster the answer comes from the committed metadata image instead: the unfenced
+brokers, each partition's leader, leader epoch, replicas, ISR and offline replicas; a
+topic auto-created here is created through the controller.
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ def topic_uuid(topic_id: str) -> uuid.UUID:
 async def metadata(state: BrokerState, ctx: RequestContext) -> MetadataResponse:
     request = ctx.request
     requested = request.topics
+    if state.replicas is not None:
+        return await _cluster_metadata(state, ctx)
     if requested is None or (ctx.api_version == 0 and not requested):
         topics = [_describe(state, meta) for meta in _all_topics(state)]
     else:
@@ -139,3 +145,73 @@ def _describe(state: BrokerState, meta: TopicMetadata) -> object:
 def _error(code: ErrorCode, name: str | None, topic_id: uuid.UUID | None = None) -> object:
     return _Topic(error_code=code, name=name, topic_id=topic_id, is_internal=False,
                   authorized_operations=NOT_REQUESTED, partitions=[])
+
+
+async def _cluster_metadata(state: BrokerState, ctx: RequestContext) -> MetadataResponse:
+    """In a cluster: brokers, leaders, leader epochs, replicas and ISRs from the committed
+    metadata image, which every broker applies, so any broker answers alike."""
+    replicas = state.replicas
+    assert replicas is not None
+    request = ctx.request
+    image = replicas.image
+    names = ([t.name for t in request.topics]
+             if request.topics is not None and (ctx.api_version > 0 or request.topics)
+             else None)
+    topics = []
+    if names is None:
+        topics = [_cluster_topic(image, name, state) for name in sorted(image.topics)]
+    else:
+        allow_create = state.config.auto_create_topics_enable and (
+            ctx.api_version < 4 or request.allow_auto_topic_creation)
+        for t in request.topics:
+            name = t.name
+            if name is None:  # v10+: by id
+                name = next((n for n, s in image.topics.items()
+                             if uuid.UUID(s.topic_id) == t.topic_id), None)
+                if name is None:
+                    topics.append(_error(ErrorCode.UNKNOWN_TOPIC_ID, None, t.topic_id))
+                    continue
+            try:
+                validate_topic_name(name)
+            except InvalidTopicError:
+                topics.append(_error(ErrorCode.INVALID_TOPIC_EXCEPTION, name))
+                continue
+            if name not in image.topics and allow_create:
+                code = await replicas.create_topic(name, state.config.num_partitions, None, {})
+                if code not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
+                    topics.append(_error(ErrorCode.LEADER_NOT_AVAILABLE, name))
+                    continue
+                image = replicas.image
+            topics.append(_cluster_topic(image, name, state))
+    if ctx.api_version >= 8 and request.include_topic_authorized_operations:
+        for topic in topics:
+            if topic.error_code == ErrorCode.NONE:
+                topic.authorized_operations = TOPIC_OPERATIONS
+    cluster_operations = NOT_REQUESTED
+    if 8 <= ctx.api_version <= 10 and request.include_cluster_authorized_operations:
+        cluster_operations = CLUSTER_OPERATIONS
+    brokers = [_Broker(node_id=broker_id, host=host, port=port, rack=rack)
+               for broker_id, host, port, rack in replicas.live_brokers()]
+    controller = replicas.controller_id()
+    return MetadataResponse(
+        throttle_time_ms=0, brokers=brokers, cluster_id=state.cluster_id,
+        controller_id=controller if controller is not None else -1, topics=topics,
+        authorized_operations=cluster_operations)
+
+
+def _cluster_topic(image: object, name: str, state: BrokerState) -> object:
+    topic = image.topics.get(name)  # type: ignore[attr-defined]
+    if topic is None:
+        return _error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name)
+    live = {b for b, s in image.brokers.items() if not s.fenced}  # type: ignore[attr-defined]
+    return _Topic(
+        error_code=ErrorCode.NONE, name=name, topic_id=uuid.UUID(topic.topic_id),
+        is_internal=name.startswith("__"), authorized_operations=NOT_REQUESTED,
+        partitions=[
+            _Partition(error_code=(ErrorCode.NONE if spec.leader >= 0
+                                   else ErrorCode.LEADER_NOT_AVAILABLE),
+                       partition_index=p, leader_id=spec.leader,
+                       leader_epoch=spec.leader_epoch, replica_nodes=list(spec.replicas),
+                       isr_nodes=list(spec.isr),
+                       offline_replicas=[r for r in spec.replicas if r not in live])
+            for p, spec in enumerate(topic.partitions)])

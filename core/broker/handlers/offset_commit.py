@@ -5,6 +5,7 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import OffsetCommitRequest, OffsetCommitResponse
 
 from core.broker.registry import handles
+from core.broker.replication.groups import commit_replicated
 from core.broker.state import BrokerState, RequestContext
 from core.group import OffsetCommit, TopicPartitionKey
 
@@ -31,6 +32,8 @@ async def handle_offset_commit(state: BrokerState, ctx: RequestContext) -> Offse
     results = state.coordinator.commit_offsets(
         req.group_id, req.generation_id_or_member_epoch, req.member_id,
         req.group_instance_id if version >= 7 else None, offsets)
+    if state.replicas is not None:  # a cluster: answered once the ISR has the commit
+        results = await commit_replicated(state.replicas, req.group_id, results)
     return OffsetCommitResponse(version=version, throttle_time_ms=0, topics=[
         _Topic(version=version, name=topic.name, partitions=[
             _Partition(version=version, partition_index=p.partition_index,

@@ -19,6 +19,11 @@ is this node), except that min.insync.replicas above 1 cannot be met: NOT_ENOUGH
 and that with ``ferry.acks.all.fsync`` (the default) it is answered once an fsync covers
 the batch. A failed write (disk full, I/O error) answers KAFKA_STORAGE_ERROR, retriable;
 the append was rolled back whole (core.log.dir_health).
+
+In a cluster (``state.replicas``) only the partition's leader appends
+(NOT_LEADER_OR_FOLLOWER elsewhere), stamping its leader epoch; acks=all checks the ISR
+against min.insync.replicas before the append and is answered once the high watermark
+passes the batch (``core.broker.replication.manager``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any
 
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
@@ -33,6 +40,7 @@ from core.broker.handlers.metadata import LEADER_EPOCH
 from core.broker.legacy_records import to_record_batch
 from core.broker.producer_state import ProducerStateError
 from core.broker.registry import handles
+from core.broker.replication.manager import Replica, ReplicationError
 from core.broker.state import BrokerState, CloseConnection, RequestContext
 from core.log.errors import (
     CorruptRecordError,
@@ -75,6 +83,7 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
     topics = []
     waiting: list[tuple[object, PartitionLog, Awaitable[AppendInfo], int]] = []
     failures: list[str] = []
+    replicated: list[_LeaderAppend] = []
     metrics = state.metrics
     for topic_data in request.topic_data:
         partitions = []
@@ -93,20 +102,32 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
                     raise _Rejected(ErrorCode.INVALID_TOPIC_EXCEPTION,
                                     f"clients cannot write to the internal topic "
                                     f"{topic_data.name}")
-                plog = state.manager.log(topic_data.name, data.index)
+                replica, epoch = None, LEADER_EPOCH
+                if state.replicas is not None:  # a cluster: lead it, with enough ISR
+                    replica, epoch = state.replicas.check_produce(topic_data.name,
+                                                                  data.index, acks)
+                    plog = replica.plog
+                else:
+                    plog = state.manager.log(topic_data.name, data.index)
                 records = data.records
                 if ctx.api_version < 3 and records:
                     records = to_record_batch(records, int(time.time() * 1000))
-                header, batch = _check_batch(plog, records, acks)
+                header, batch = _check_batch(plog, records, acks, epoch,
+                                             single_node=replica is None)
                 appended = (state.appender.append_in_thread(plog, header, batch)
                             if state.appender.fsyncs(plog)
                             else state.appender.append_now(plog, header, batch))
                 if state.appender.waits_for_fsync(plog, acks):
                     appended = state.appender.synced(plog, appended)
                 if not isinstance(appended, AppendInfo):
+                    if replica is not None:
+                        replicated.append(entry := _LeaderAppend(response, replica, epoch))
+                        appended = _noting(appended, entry)
                     waiting.append((response, plog, appended, len(batch)))
                     continue
                 _succeeded(response, plog, appended)
+                if replica is not None:
+                    replicated.append(_LeaderAppend(response, replica, epoch, appended))
                 if metrics is not None:
                     metrics.produced(plog.topic, len(batch),
                                      appended.last_offset - appended.base_offset + 1)
@@ -132,11 +153,56 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
     finally:
         if waiting and metrics is not None:
             metrics.produce_purgatory -= 1
+    if replicated:
+        await _replicate(state, ctx, replicated, failures)
     if acks == 0:
         if failures:
             raise CloseConnection(f"acks=0 produce failed: {failures[0]}")
         return None
     return ProduceResponse(responses=topics, throttle_time_ms=0)
+
+
+async def _replicate(state: BrokerState, ctx: RequestContext,
+                     replicated: list[_LeaderAppend], failures: list[str]) -> None:
+    """The leader's part after its appends: the high watermark may move (an ISR of one);
+    acks=all answers once each batch is below it (Kafka's delayed produce)."""
+    assert state.replicas is not None
+    replicas = state.replicas
+    for done in replicated:
+        if done.info is not None and done.response.error_code == ErrorCode.NONE:
+            replicas.appended(done.replica)
+    if ctx.request.acks != -1:
+        return
+    timeout_s = max(ctx.request.timeout_ms, 0) / 1000
+    for done in replicated:
+        response, replica, info = done.response, done.replica, done.info
+        if info is None or response.error_code != ErrorCode.NONE:
+            continue
+        code = await replicas.wait_acks_all(replica, done.leader_epoch, info.last_offset + 1,
+                                            timeout_s)
+        if code != ErrorCode.NONE:
+            response.error_code = code
+            response.error_message = (f"the batch at offset {info.base_offset} did not "
+                                      f"reach the in-sync replicas: {code.name}")
+            response.base_offset = -1
+            failures.append(f"{replica.topic}-{replica.partition}: {code.name}")
+
+
+@dataclass
+class _LeaderAppend:
+    """A batch this broker appended as its partition's leader (a cluster): the high
+    watermark and acks=all are settled on it once ``info`` is known."""
+
+    response: Any
+    replica: Replica
+    leader_epoch: int
+    info: AppendInfo | None = None
+
+
+async def _noting(pending: Awaitable[AppendInfo], entry: _LeaderAppend) -> AppendInfo:
+    """``pending``'s AppendInfo, also kept in ``entry`` for the leader's part."""
+    entry.info = info = await pending
+    return info
 
 
 def _is_internal(state: BrokerState, topic: str) -> bool:
@@ -146,12 +212,14 @@ def _is_internal(state: BrokerState, topic: str) -> bool:
         return False
 
 
-def _check_batch(plog: PartitionLog, records: bytes | None,
-                 acks: int) -> tuple[BatchHeader, bytearray]:
-    """The batch's header and a mutable copy of it, if the request's records hold exactly
-    one acceptable batch for ``plog``; _Rejected otherwise."""
+def _check_batch(plog: PartitionLog, records: bytes | None, acks: int,
+                 leader_epoch: int = LEADER_EPOCH, *, single_node: bool = True
+                 ) -> tuple[BatchHeader, bytearray]:
+    """The batch's header and a mutable copy of it stamped with ``leader_epoch``, if the
+    request's records hold exactly one acceptable batch for ``plog``; _Rejected
+    otherwise."""
     config = plog.config
-    if acks == -1 and config.min_insync_replicas > 1:
+    if single_node and acks == -1 and config.min_insync_replicas > 1:
         raise _Rejected(ErrorCode.NOT_ENOUGH_REPLICAS,
                         f"min.insync.replicas={config.min_insync_replicas} but this "
                         "partition has 1 in-sync replica (a single node)")
@@ -187,7 +255,7 @@ def _check_batch(plog: PartitionLog, records: bytes | None,
         # (Other batches are CRC-checked by the append itself.)
         validate_batch(records)
     batch = bytearray(records)
-    set_partition_leader_epoch(batch, LEADER_EPOCH)  # outside the CRC, as Kafka stamps it
+    set_partition_leader_epoch(batch, leader_epoch)  # outside the CRC, as Kafka stamps it
     return header, batch
 
 
@@ -212,7 +280,7 @@ def _failed(response: object, topic: str, partition: int, exc: Exception,
 
 
 def _error_code(exc: Exception, topic: str, partition: int, ctx: RequestContext) -> ErrorCode:
-    if isinstance(exc, _Rejected):
+    if isinstance(exc, (_Rejected, ReplicationError)):
         return exc.code
     if isinstance(exc, ProducerStateError):
         return exc.error_code

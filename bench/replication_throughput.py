@@ -1,0 +1,237 @@
+"""Replication's cost and failover time: a 3-node Ferry cluster (RF=3, min.insync.replicas=2)
+against a single Ferry node, in the same run.
+
+Run from the repository root:
+
+    python3 bench/replication_throughput.py [--quick] [--repeats 3] [--json]
+
+What it measures:
+
+* produce throughput with acks=all by confluent-kafka (``produce_batch`` then ``flush``,
+  see ``_kafka_clients.confluent_produce``) to a fresh 3-partition topic, 100-byte and
+  1 KiB values (200,000 and 60,000 messages; ``--quick``: 1/10 and one repeat), on the
+  single node and on the cluster; the ratio cluster/single is reported against the
+  issue's limit of 0.40 for 1 KiB;
+* end-to-end latency p50/p99 on the cluster: one message at a time with acks=all,
+  from ``produce`` to its delivery report (the leader answers once the ISR has it);
+* failover: a producer writes acks=all continuously; the leader of partition 0 is
+  SIGKILLed; reported are the seconds from the kill to the first acknowledged write to
+  partition 0 (on its new leader) and to every partition having a live leader in the
+  metadata, against ``broker.session.timeout.ms`` + 2 s.
+
+All nodes run on this machine, each a ``ferry broker`` process (the cluster's nodes are
+``ferry broker --config`` with KRaft settings, as ``ferry up --brokers 3`` writes them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _kafka_clients import confluent_produce
+from _servers import FerryBroker, free_port
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from core.cli.local_cluster import node_settings
+
+SESSION_TIMEOUT_MS = 3000
+LIMIT_1KIB = 0.40
+SIZES = {100: 200_000, 1024: 60_000}
+
+
+class Cluster:
+    """Three ``ferry broker --config`` nodes on free ports; ``kill(node_id)`` is SIGKILL."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        base = free_port()
+        while not all(_free(base + i) for i in range(6)):
+            base = free_port()
+        self.ports = [base, base + 2, base + 4]
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        for node_id in (1, 2, 3):
+            settings = node_settings(node_id, 3, "127.0.0.1", base, directory, {
+                "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
+                "broker.heartbeat.interval.ms": "300",
+                "offsets.topic.num.partitions": "3"})
+            config = directory / f"node{node_id}.properties"
+            config.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+            log = open(directory / f"node{node_id}.log", "ab")  # noqa: SIM115
+            self.procs[node_id] = subprocess.Popen(
+                [sys.executable, "-m", "core.cli", "broker", "--config", str(config)],
+                stdout=log, stderr=subprocess.STDOUT)
+        self.bootstrap = ",".join(f"127.0.0.1:{p}" for p in self.ports)
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if len(admin.list_topics(timeout=2).brokers) == 3:
+                    return
+            except Exception:  # starting
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("the cluster did not start in 60 s")
+
+    def kill(self, node_id: int) -> None:
+        self.procs[node_id].send_signal(signal.SIGKILL)
+        self.procs[node_id].wait()
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def _free(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def _create(bootstrap: str, topic: str, replication: int) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 3, replication)])[topic].result(timeout=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = admin.list_topics(topic, timeout=5).topics.get(topic)
+        if found and found.error is None and all(
+                p.leader >= 0 and len(p.isrs) == replication for p in found.partitions.values()):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{topic} has no full ISR after 30 s")
+
+
+def throughput(bootstrap: str, replication: int, size: int, messages: int, run: int) -> float:
+    topic = f"bench-{replication}-{size}-{run}"
+    _create(bootstrap, topic, replication)
+    seconds = confluent_produce(bootstrap, topic, 3, [b"x" * size] * 1024, messages, "all")
+    return messages / seconds
+
+
+def latency(bootstrap: str, samples: int) -> tuple[float, float]:
+    _create(bootstrap, "bench-latency", 3)
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0})
+    producer.list_topics("bench-latency", timeout=10)
+    out: list[float] = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        producer.produce("bench-latency", b"x" * 100, partition=0,
+                         on_delivery=lambda err, msg, start=start: None if err else
+                         out.append(time.perf_counter() - start))
+        producer.flush(10)
+    q = statistics.quantiles(out, n=100)
+    return q[49] * 1000, q[98] * 1000
+
+
+def failover(cluster: Cluster) -> tuple[float, float]:
+    _create(cluster.bootstrap, "bench-failover", 3)
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    leader = -1
+    while leader < 0:
+        found = admin.list_topics("bench-failover", timeout=10).topics["bench-failover"]
+        leader = found.partitions[0].leader if 0 in found.partitions else -1
+    acked: list[float] = []
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
+                         "linger.ms": 1, "topic.metadata.refresh.interval.ms": 200,
+                         "retry.backoff.ms": 20, "message.timeout.ms": 30000})
+
+    def report(err: object, msg: object) -> None:
+        if err is None and msg.partition() == 0:
+            acked.append(time.monotonic())
+
+    for _ in range(200):
+        producer.produce("bench-failover", b"x", partition=0, on_delivery=report)
+    producer.flush(10)
+    killed = time.monotonic()
+    cluster.kill(leader)
+    all_led = None
+    survivor = AdminClient({"bootstrap.servers": ",".join(
+        f"127.0.0.1:{p}" for i, p in enumerate(cluster.ports, start=1) if i != leader)})
+    deadline = killed + 60
+    while time.monotonic() < deadline and (not acked or acked[-1] < killed or all_led is None):
+        producer.produce("bench-failover", b"x", partition=0, on_delivery=report)
+        producer.poll(0.005)
+        if all_led is None:
+            try:
+                parts = survivor.list_topics("bench-failover", timeout=1).topics[
+                    "bench-failover"].partitions.values()
+                if all(p.leader not in (-1, leader) for p in parts):
+                    all_led = time.monotonic() - killed
+            except Exception:  # no answer during the election
+                pass
+    producer.flush(30)
+    first = next((t for t in acked if t > killed), None)
+    if first is None or all_led is None:
+        raise RuntimeError("no failover within 60 s")
+    return first - killed, all_led
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    scale, repeats = (10, 1) if args.quick else (1, args.repeats)
+    root = Path(tempfile.mkdtemp(prefix="ferry-bench-replication-"))
+    results: dict[str, object] = {}
+    try:
+        single = FerryBroker(root / "single")
+        with single:
+            for size, messages in SIZES.items():
+                results[f"single_{size}"] = statistics.median(
+                    throughput(single.address, 1, size, messages // scale, r)
+                    for r in range(repeats))
+        (root / "cluster").mkdir()
+        cluster = Cluster(root / "cluster")
+        try:
+            for size, messages in SIZES.items():
+                results[f"cluster_{size}"] = statistics.median(
+                    throughput(cluster.bootstrap, 3, size, messages // scale, r)
+                    for r in range(repeats))
+            results["latency_p50_ms"], results["latency_p99_ms"] = latency(
+                cluster.bootstrap, 2000 // scale)
+            results["failover_first_ack_s"], results["failover_all_leaders_s"] = failover(
+                cluster)
+        finally:
+            cluster.stop()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    for size in SIZES:
+        results[f"ratio_{size}"] = results[f"cluster_{size}"] / results[f"single_{size}"]
+    results["failover_limit_s"] = SESSION_TIMEOUT_MS / 1000 + 2
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for size in SIZES:
+            print(f"acks=all {size:>5} B: single {results[f'single_{size}']:>9.0f} msg/s, "
+                  f"RF=3 cluster {results[f'cluster_{size}']:>9.0f} msg/s, ratio "
+                  f"{results[f'ratio_{size}']:.2f}"
+                  + (f" (limit {LIMIT_1KIB:.2f})" if size == 1024 else ""))
+        print(f"RF=3 acks=all latency: p50 {results['latency_p50_ms']:.1f} ms, "
+              f"p99 {results['latency_p99_ms']:.1f} ms")
+        print(f"failover: first acknowledged write on the new leader "
+              f"{results['failover_first_ack_s']:.2f} s, every partition led "
+              f"{results['failover_all_leaders_s']:.2f} s (limit "
+              f"{results['failover_limit_s']:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""A follower's fetcher (Kafka's ``ReplicaFetcherThread``): one connection to one leader,
+Kafka's Fetch v12 with this broker's id as ``replica_id`` for every partition it follows
+there, each from its log end with its current leader epoch and the epoch of its last
+batch. The leader answers records (appended here as they are, offsets and leader epochs
+kept), its high watermark, or a diverging epoch (the follower cuts its log there and
+fetches again, KIP-320/KIP-595's check).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import struct
+from typing import TYPE_CHECKING
+
+from kafka.protocol.consumer import FetchRequest, FetchResponse
+
+from core.broker.replication.leader_epoch import truncation_offset
+from core.log.errors import StorageError
+from core.log.records import iter_batches, parse_header
+from core.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from core.broker.replication.manager import Replica, ReplicaManager
+
+__all__ = ["ReplicaFetcher"]
+
+log = logging.getLogger(__name__)
+
+_VERSION = 12
+_SIZE = struct.Struct(">i")
+_BACKOFF_S = 0.1
+_CONNECT_TIMEOUT_S = 1.0
+
+
+class ReplicaFetcher:
+    """``start`` then ``stop``; the partitions come from the manager at every fetch."""
+
+    def __init__(self, manager: ReplicaManager, leader_id: int) -> None:
+        self.manager = manager
+        self.leader_id = leader_id
+        self._task: asyncio.Task[None] | None = None
+        self._correlation = itertools.count(1)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"ferry-fetcher-{self.leader_id}")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _run(self) -> None:
+        while True:
+            address = self.manager.leader_address(self.leader_id)
+            if address is None:
+                await asyncio.sleep(_BACKOFF_S)
+                continue
+            writer = None
+            try:
+                async with asyncio.timeout(_CONNECT_TIMEOUT_S):
+                    reader, writer = await asyncio.open_connection(*address)
+                while True:
+                    if not await self._fetch_once(reader, writer):
+                        await asyncio.sleep(_BACKOFF_S)
+            except (OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
+                log.debug("fetching from broker %d at %s:%d: %s", self.leader_id, *address,
+                          exc)
+            except Exception:  # a bad answer must not stop replication for good
+                log.exception("fetcher for broker %d failed", self.leader_id)
+            finally:
+                if writer is not None:
+                    writer.close()
+            await asyncio.sleep(_BACKOFF_S)
+
+    async def _fetch_once(self, reader: asyncio.StreamReader,
+                          writer: asyncio.StreamWriter) -> bool:
+        """One Fetch round trip; False when there was nothing to do or the leader refused
+        (back off and let the metadata catch up)."""
+        replicas = self.manager.following(self.leader_id)
+        if not replicas:
+            return False
+        config = self.manager.config
+        by_topic: dict[str, list[Replica]] = {}
+        for replica in replicas:
+            by_topic.setdefault(replica.topic, []).append(replica)
+        request = FetchRequest(
+            replica_id=self.manager.node_id, max_wait_ms=config.replica_fetch_wait_max_ms,
+            min_bytes=1, max_bytes=config.replica_fetch_max_bytes, isolation_level=0,
+            session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
+            topics=[FetchRequest.FetchTopic(topic=topic, partitions=[
+                FetchRequest.FetchTopic.FetchPartition(
+                    partition=r.partition, current_leader_epoch=r.spec.leader_epoch,
+                    fetch_offset=r.plog.log_end_offset,
+                    last_fetched_epoch=r.epochs.latest_epoch,
+                    log_start_offset=r.plog.log_start_offset,
+                    partition_max_bytes=config.replica_fetch_max_bytes)
+                for r in group]) for topic, group in by_topic.items()])
+        correlation_id = next(self._correlation)
+        request.with_header(correlation_id=correlation_id,
+                            client_id=f"ferry-replica-{self.manager.node_id}")
+        writer.write(bytes(request.encode(version=_VERSION, header=True, framed=True)))
+        await writer.drain()
+        timeout = config.replica_fetch_wait_max_ms / 1000 + 10.0
+        async with asyncio.timeout(timeout):
+            (size,) = _SIZE.unpack(await reader.readexactly(_SIZE.size))
+            frame = await reader.readexactly(size)
+        response = FetchResponse.decode(frame, version=_VERSION, header=True)
+        if response.header.correlation_id != correlation_id:
+            raise OSError("the leader answered another request")
+        if response.error_code:
+            log.info("broker %d refused the fetch: error %d", self.leader_id,
+                     response.error_code)
+            return False
+        progress = True
+        wanted = {(r.topic, r.partition): r for r in replicas}
+        for topic in response.responses:
+            for part in topic.partitions:
+                replica = wanted.get((topic.topic, part.partition_index))
+                if replica is None or replica.leader is not None:
+                    continue
+                if not await self._apply(replica, part):
+                    progress = False
+        return progress
+
+    async def _apply(self, replica: Replica, part: object) -> bool:
+        code = part.error_code  # type: ignore[attr-defined]
+        leader_end = part.high_watermark  # type: ignore[attr-defined]
+        if (code == ErrorCode.OFFSET_OUT_OF_RANGE
+                and replica.plog.log_end_offset > leader_end >= 0):
+            # Ahead of the leader with no epoch to compare (a lost checkpoint): Kafka's
+            # follower cuts its log to the leader's end. (The leader puts its log end in
+            # the high watermark field of an OFFSET_OUT_OF_RANGE answer.)
+            await self._cut(replica, leader_end, "is ahead of the leader's log end")
+            return True
+        if code != ErrorCode.NONE:
+            log.debug("%s-%d: leader %d answered error %d", replica.topic, replica.partition,
+                      self.leader_id, code)
+            return False
+        plog = replica.plog
+        diverging = part.diverging_epoch  # type: ignore[attr-defined]
+        if diverging is not None:
+            await self._truncate(replica, (diverging.epoch, diverging.end_offset))
+            return True
+        records = part.records  # type: ignore[attr-defined]
+        if records:
+            first = parse_header(records)
+            if first.base_offset != plog.log_end_offset:
+                return True  # an answer to an older fetch position: fetch again
+            try:
+                await asyncio.to_thread(plog.append, bytearray(records))
+            except StorageError as exc:
+                log.error("%s-%d: cannot append replicated records: %s", replica.topic,
+                          replica.partition, exc)
+                return False
+            if self._note_epochs(replica, records):
+                await asyncio.to_thread(replica.epochs.write, plog.directory)
+        replica.follower_high_watermark = part.high_watermark  # type: ignore[attr-defined]
+        return True
+
+    @staticmethod
+    def _note_epochs(replica: Replica, records: bytes) -> bool:
+        changed = False
+        for _, header in iter_batches(records):
+            changed |= replica.epochs.assign(header.partition_leader_epoch, header.base_offset)
+        return changed
+
+    async def _truncate(self, replica: Replica, diverging: tuple[int, int]) -> None:
+        offset = truncation_offset(replica.epochs, replica.plog.log_end_offset, diverging)
+        await self._cut(replica, offset, f"diverged from leader {self.leader_id}'s (epoch "
+                                         f"{diverging[0]} ends at {diverging[1]} there)")
+
+    async def _cut(self, replica: Replica, offset: int, why: str) -> None:
+        plog = replica.plog
+        log.warning("%s-%d: log %s; truncating from %d to %d", replica.topic,
+                    replica.partition, why, plog.log_end_offset, offset)
+        await asyncio.to_thread(plog.truncate_to, offset)
+        replica.epochs.truncate_from_end(offset)
+        with contextlib.suppress(OSError):
+            await asyncio.to_thread(replica.epochs.write, plog.directory)
+        self.manager.state.producers.forget(plog)

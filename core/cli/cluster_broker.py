@@ -1,0 +1,96 @@
+"""``ferry broker --config FILE`` when the file names ``process.roles``: one cluster node.
+
+It runs, on one event loop, the metadata quorum (a controller, ``ClusterService``) or its
+observer (a broker-only node, ``MetadataObserver``), the Kafka listener (the broker of
+``core.broker.server``), and the ReplicaManager that applies the committed metadata to
+this broker's replicas. Stopping (SIGTERM/SIGINT) closes them in the reverse order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import logging
+from pathlib import Path
+
+from core.broker.config import BrokerConfig, BrokerConfigError
+from core.broker.replication.groups import coordinate_groups, create_offsets_topic
+from core.broker.replication.manager import ReplicaManager
+from core.broker.server import BrokerServer, Listener, open_storage, serve, stop_on_signals
+from core.cluster.config import ClusterConfig
+from core.cluster.observer import MetadataObserver
+from core.cluster.service import ClusterService
+
+__all__ = ["cluster_id_of", "run_cluster_broker"]
+
+log = logging.getLogger(__name__)
+
+
+def cluster_id_of(config: ClusterConfig) -> str:
+    """One cluster id for every node, derived from the quorum they share (Kafka formats
+    each node's storage with the same id; here the voters name the cluster)."""
+    quorum = ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in config.voters) or ",".join(
+        f"{h}:{p}" for h, p in config.bootstrap_servers)
+    digest = hashlib.sha256(quorum.encode()).digest()[:16]
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def run_cluster_broker(config: BrokerConfig, cluster: ClusterConfig) -> None:
+    """Serve until SIGTERM/SIGINT. Raises BrokerConfigError or StorageError."""
+    asyncio.run(_run(config, cluster))
+
+
+async def _run(config: BrokerConfig, cluster: ClusterConfig) -> None:
+    stop = stop_on_signals()
+    data_dir = Path(cluster.log_dir)
+    name = cluster.inter_broker_listener_name
+    try:
+        listen = cluster.listener(name)
+    except KeyError:
+        raise BrokerConfigError(f"listeners has no {name}:// listener for clients",
+                                key="listeners") from None
+    advertised = next((e for e in cluster.advertised_listeners if e.name == name), listen)
+    owner = {"command": "ferry broker (cluster node)", "listener": str(advertised)}
+    manager, coordinator = await asyncio.to_thread(open_storage, config, data_dir, owner)
+    quorum: ClusterService | MetadataObserver = (
+        ClusterService(cluster) if cluster.voters else MetadataObserver(cluster))
+    replicas: ReplicaManager | None = None
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        await quorum.start()
+
+        def controller_id() -> int | None:
+            if isinstance(quorum, ClusterService):
+                return quorum.quorum.raft.leader_id
+            return None
+
+        def on_listening(server: BrokerServer) -> None:
+            nonlocal replicas
+            replicas = ReplicaManager(cluster, server.state, lambda: quorum.image,
+                                      quorum.submit, lambda: quorum.lease.epoch,
+                                      controller_id)
+            server.state.replicas = replicas
+            server.state.cluster_id = cluster_id_of(cluster)
+            coordinate_groups(replicas, coordinator)
+            replicas.start()
+            tasks.append(asyncio.create_task(create_offsets_topic(config, cluster, replicas),
+                                             name="ferry-offsets-topic"))
+
+        if not stop.is_set():
+            await serve(config, manager, coordinator,
+                        listen=Listener(listen.host, listen.port),
+                        advertised=Listener(advertised.host, advertised.port), stop=stop,
+                        on_listening=on_listening)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if replicas is not None:
+            await replicas.stop()
+        await quorum.stop()
+        coordinator.close()
+        await asyncio.to_thread(manager.close)
+        log.info("cluster node %d stopped; data directory %s closed", cluster.node_id,
+                 data_dir)
+

@@ -1,0 +1,223 @@
+"""``ferry broker --config`` with KRaft settings: three processes form a cluster that
+unmodified clients use as a Kafka cluster. Metadata is the same from every broker (leaders,
+replicas, ISR, leader epochs); topics are created through any broker, by the admin client
+or ``ferry topics --replication-factor``; kafka-python produces and consumes across the
+partition leaders; acks=all below min.insync.replicas is NOT_ENOUGH_REPLICAS; a bad
+cluster setting is one line naming the key; ``ferry up --brokers 3`` runs a local
+cluster until interrupted."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cluster_process import start_cluster, wait_for
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.errors import NotEnoughReplicasError
+from kafka.protocol.consumer import OffsetForLeaderEpochRequest
+from kafka_wire import WireClient
+
+SETTINGS = {"replica.lag.time.max.ms": "2000", "offsets.topic.num.partitions": "3",
+            "replica.fetch.wait.max.ms": "200"}
+
+
+@pytest.fixture
+def cluster(tmp_path: Path):
+    nodes = start_cluster(tmp_path, broker=True, **SETTINGS)
+    yield nodes
+    for node in nodes:
+        node.kill()
+
+
+def _live(nodes) -> bool:
+    view = nodes[0].describe()
+    return bool(view) and sum(not b["fenced"] for b in view["brokers"].values()) == 3
+
+
+def _layout(port: int, topic: str) -> dict[int, tuple[int, list[int], list[int]]] | None:
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+    found = admin.list_topics(topic, timeout=10).topics.get(topic)
+    if found is None or found.error is not None:
+        return None
+    return {p.id: (p.leader, sorted(p.replicas), sorted(p.isrs))
+            for p in found.partitions.values()}
+
+
+def test_metadata_and_topic_creation_through_any_broker(cluster, tmp_path: Path) -> None:
+    nodes = cluster
+    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[1].kafka_port}"})
+    admin.create_topics([NewTopic("spread", 6, 3)])["spread"].result(timeout=30)
+    with pytest.raises(KafkaException) as refused:
+        admin.create_topics([NewTopic("too-wide", 1, 4)])["too-wide"].result(timeout=30)
+    assert "INVALID_REPLICATION_FACTOR" in str(refused.value)
+
+    layouts = [wait_for(lambda n=n: _layout(n.kafka_port, "spread"), 20, "metadata", nodes)
+               for n in nodes]
+    assert layouts[0] == layouts[1] == layouts[2]
+    assert {leader for leader, _, _ in layouts[0].values()} == {1, 2, 3}  # spread out
+    assert all(replicas == [1, 2, 3] for _, replicas, _ in layouts[0].values())
+    # OffsetForLeaderEpoch: the leader answers where epoch 0 ends; a follower refuses.
+    # (A broker answers as leader once it has applied the metadata, as in Kafka.)
+    leader = layouts[0][0][0]
+    for node in nodes:
+        expected = (0, 0, 0) if node.node_id == leader else (6, -1, -1)
+        wait_for(lambda node=node, expected=expected: _offset_for_leader_epoch(
+            node.kafka_port, "spread", 0, 0) == expected, 20,
+            f"broker {node.node_id} to answer {expected}", nodes)
+    brokers = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[2].kafka_port}"}
+                          ).list_topics(timeout=10).brokers
+    assert {b.id: b.port for b in brokers.values()} == {n.node_id: n.kafka_port
+                                                       for n in nodes}
+
+    log_url = f"kafka://127.0.0.1:{nodes[2].kafka_port}"
+    created = subprocess.run(
+        [sys.executable, "-m", "core.cli", "topics", "--log", log_url, "create", "cli-made",
+         "--partitions", "2", "--replication-factor", "3"],
+        capture_output=True, text=True, timeout=60)
+    assert created.returncode == 0, created.stderr
+    described = wait_for(lambda: _describe(log_url, "cli-made"), 30, "describe", nodes)
+    assert "ReplicationFactor: 3" in described
+    assert described.count("Isr: ") == 2
+
+
+def _offset_for_leader_epoch(port: int, topic: str, partition: int, epoch: int
+                             ) -> tuple[int, int, int]:
+    request_class = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
+    client = WireClient(port)
+    try:
+        p = client.call(OffsetForLeaderEpochRequest(replica_id=-1, topics=[request_class(
+            topic=topic, partitions=[request_class.OffsetForLeaderPartition(
+                partition=partition, current_leader_epoch=epoch, leader_epoch=epoch)])]),
+            4).topics[0].partitions[0]
+    finally:
+        client.close()
+    return p.error_code, p.leader_epoch, p.end_offset
+
+
+def _describe(log_url: str, topic: str) -> str | None:
+    done = subprocess.run([sys.executable, "-m", "core.cli", "topics", "--log", log_url,
+                           "describe", topic], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 or done.stdout.count(",") < 4:  # every ISR complete
+        return None
+    return done.stdout
+
+
+def test_kafka_python_produces_and_consumes_across_the_leaders(cluster) -> None:
+    nodes = cluster
+    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    bootstrap = [f"127.0.0.1:{n.kafka_port}" for n in nodes]
+    admin = AdminClient({"bootstrap.servers": bootstrap[0]})  # alive until the result
+    admin.create_topics([NewTopic("kp", 3, 3)])["kp"].result(timeout=30)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
+    futures = [producer.send("kp", value=f"v{i}".encode(), partition=i % 3)
+               for i in range(300)]
+    producer.flush(30)
+    offsets = [f.get(timeout=30) for f in futures]
+    producer.close()
+    assert {m.partition for m in offsets} == {0, 1, 2}
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+                             group_id="kp-readers", consumer_timeout_ms=20000)
+    consumer.subscribe(["kp"])
+    seen = set()
+    deadline = time.monotonic() + 60
+    for message in consumer:
+        seen.add(message.value)
+        if len(seen) == 300 or time.monotonic() > deadline:
+            break
+    consumer.commit()
+    consumer.close()
+    assert seen == {f"v{i}".encode() for i in range(300)}
+
+
+def test_acks_all_below_min_insync_replicas_is_not_enough_replicas(cluster) -> None:
+    nodes = cluster
+    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[0].kafka_port}"})
+    admin.create_topics([NewTopic("strict", 1, 3, config={"min.insync.replicas": "3"})]
+                        )["strict"].result(timeout=30)
+    leader, _, _ = wait_for(lambda: _layout(nodes[0].kafka_port, "strict"), 20, "metadata",
+                            nodes)[0]
+    follower = next(n for n in nodes if n.node_id != leader)
+    follower.kill()
+    survivors = [n for n in nodes if n is not follower]
+
+    def shrunk() -> bool:
+        view = survivors[0].describe()
+        return bool(view) and len(view["topics"]["strict"]["partitions"][0]["isr"]) == 2
+    wait_for(shrunk, 30, "the ISR to shrink", nodes)
+    producer = KafkaProducer(bootstrap_servers=[f"127.0.0.1:{n.kafka_port}"
+                                                for n in survivors],
+                             acks="all", retries=0, request_timeout_ms=10000)
+    with pytest.raises(NotEnoughReplicasError):
+        producer.send("strict", b"x", partition=0).get(timeout=20)
+    producer.close()
+    # Consumers see nothing that was not committed to min.insync.replicas replicas.
+    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{survivors[0].kafka_port}",
+                         "group.id": "strict-readers"})
+    low, high = consumer.get_watermark_offsets(TopicPartition("strict", 0), timeout=10)
+    consumer.close()
+    assert (low, high) == (0, 0)
+
+
+def test_a_bad_cluster_setting_is_one_line_naming_the_key(tmp_path: Path) -> None:
+    config = tmp_path / "node.properties"
+    config.write_text("process.roles=broker,controller\n"
+                      "controller.quorum.voters=1@127.0.0.1:9193\n"
+                      "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:9193\n"
+                      "controller.listener.names=CONTROLLER\n"
+                      f"log.dirs={tmp_path / 'data'}\n")
+    done = subprocess.run([sys.executable, "-m", "core.cli", "broker", "--config",
+                           str(config)], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
+    assert len(errors) == 1 and "node.id" in errors[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_ferry_up_brokers_3_runs_a_local_cluster_until_interrupted(tmp_path: Path) -> None:
+    from broker_process import free_port
+
+    base = free_port()
+    while any(_in_use(base + i) for i in range(6)):
+        base = free_port()
+    up = subprocess.Popen([sys.executable, "-m", "core.cli", "up", "--brokers", "3",
+                           "--listen", f"127.0.0.1:{base}", "--data-dir", str(tmp_path)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        ports = [base, base + 2, base + 4]
+
+        def layout() -> dict | None:
+            try:
+                return _layout(ports[2], "demo")
+            except KafkaException:
+                return None
+
+        admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{ports[0]}"})
+
+        def three_brokers() -> bool:
+            try:
+                return len(admin.list_topics(timeout=5).brokers) == 3
+            except KafkaException:  # still starting
+                return False
+        wait_for(three_brokers, 120, "three brokers from ferry up")
+        admin.create_topics([NewTopic("demo", 3)])["demo"].result(timeout=30)
+        found = wait_for(layout, 30, "the demo topic")
+        assert all(len(replicas) == 3 for _, replicas, _ in found.values())
+    finally:
+        up.send_signal(signal.SIGINT)
+        _, err = up.communicate(timeout=60)
+    assert up.returncode == 0, err.decode(errors="replace")[-2000:]
+    assert b"3-broker cluster" in err
+
+
+def _in_use(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
