@@ -30,6 +30,7 @@ from core.broker.observability import BrokerObservability
 from core.broker.producer_state import ProducerStateManager
 from core.broker.registry import all_specs, load_handlers
 from core.broker.request_memory import RequestMemoryPool
+from core.broker.security.setup import open_security
 from core.broker.state import BrokerState
 from core.group import GroupCoordinator, LogOffsetStore
 from core.log.errors import UnknownTopicError
@@ -259,8 +260,10 @@ async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoo
         for partition in range(manager.topic(topic).partitions):
             producers.load(manager.log(topic, partition))
     log.debug("producer state loaded in %.0f ms", (time.monotonic() - started) * 1000)
+    authorizer, quotas = open_security(config, data_dir)
     state = BrokerState(config, manager, coordinator, producers, config.node_id, target.host,
-                        target.port, cluster_id, asyncio.get_running_loop(), dynamic=dynamic)
+                        target.port, cluster_id, asyncio.get_running_loop(), dynamic=dynamic,
+                        authorizer=authorizer, quotas=quotas)
     server = BrokerServer(state, listen, tick_coordinator=tick_coordinator)
     await server.start()
     try:

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from core.broker.dynamic_config import DynamicBrokerConfigs
     from core.broker.metrics import BrokerMetrics
     from core.broker.producer_state import ProducerStateManager
+    from core.broker.security.authorizer import Authorizer
+    from core.broker.security.quotas import ClientQuotaManager
     from core.group import GroupCoordinator
     from core.log.manager import LogManager
 
@@ -43,6 +45,9 @@ class BrokerState:
     * ``metrics``: the data path's counters for ``/metrics`` (None: not counted).
     * ``dynamic``: the configs set by AlterConfigs (None: refused, as in handler tests that
       build a state by hand); ``config`` is the static settings with them on top.
+    * ``authorizer``: the ACL authorizer (None: ``authorizer.class.name`` unset, everything
+      allowed); handlers ask it through ``core.broker.security.access``.
+    * ``quotas``: client quotas and their throttling (None: no quota is enforced).
     """
 
     config: BrokerConfig
@@ -59,6 +64,8 @@ class BrokerState:
     append_waiters: AppendWaiters = field(default_factory=AppendWaiters)
     dynamic: DynamicBrokerConfigs | None = None
     metrics: BrokerMetrics | None = None
+    authorizer: Authorizer | None = None
+    quotas: ClientQuotaManager | None = None
 
     def __post_init__(self) -> None:
         if self.appender is None:

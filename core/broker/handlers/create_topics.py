@@ -26,6 +26,7 @@ from core.broker.admin_common import (
 )
 from core.broker.connection_quotas import FileDescriptors
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, topic_or_cluster_allowed
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import (
     InvalidConfigError,
@@ -89,6 +90,11 @@ async def handle_create_topics(state: BrokerState, ctx: RequestContext) -> Creat
                 ErrorCode.INVALID_REQUEST,
                 f"Create topics request from client `{ctx.client_id}` contains multiple "
                 f"entries for the following topics: {topic.name}")))
+            continue
+        if not topic_or_cluster_allowed(state, ctx, AclOperation.CREATE, topic.name):
+            results.append(_error(version, topic.name, AdminError(
+                ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                f"not authorized to create topic {topic.name}")))
             continue
         try:
             plan = _plan(state, topic)

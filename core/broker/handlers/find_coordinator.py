@@ -17,6 +17,7 @@ from kafka.protocol.metadata.find_coordinator import (
 )
 
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
 from core.protocol.errors import ErrorCode
 
@@ -43,8 +44,11 @@ class _Answer:
     port: int = -1
 
 
-def _answer(state: BrokerState, key_type: int, key: str) -> _Answer:
+def _answer(state: BrokerState, ctx: RequestContext, key_type: int, key: str) -> _Answer:
     if key_type == KEY_TYPE_GROUP:
+        if not allowed(state, ctx, AclOperation.DESCRIBE, ResourceType.GROUP, key):
+            return _Answer(ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                           f"not authorized to describe group {key}")
         # The only node of its cluster: coordinator of every group, whatever its id.
         return _Answer(ErrorCode.NONE, None, state.node_id, state.advertised_host,
                        state.advertised_port)
@@ -64,13 +68,13 @@ async def handle_find_coordinator(state: BrokerState, ctx: RequestContext
         # KIP-699: one request asks for several keys of one type.
         coordinators = []
         for key in req.coordinator_keys:
-            a = _answer(state, key_type, key)
+            a = _answer(state, ctx, key_type, key)
             coordinators.append(FindCoordinatorResponse.Coordinator(
                 version=version, key=key, node_id=a.node_id, host=a.host, port=a.port,
                 error_code=a.error, error_message=a.message))
         return FindCoordinatorResponse(version=version, throttle_time_ms=0,
                                        coordinators=coordinators)
-    a = _answer(state, key_type, req.key)
+    a = _answer(state, ctx, key_type, req.key)
     return FindCoordinatorResponse(version=version, throttle_time_ms=0, error_code=a.error,
                                    error_message=a.message, node_id=a.node_id, host=a.host,
                                    port=a.port)

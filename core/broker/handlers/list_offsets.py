@@ -15,6 +15,7 @@ from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
 
 from core.broker.handlers.metadata import LEADER_EPOCH
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, ResourceType, allowed_names
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import LogClosedError, StorageError, UnknownTopicError
 from core.log.log import PartitionLog
@@ -35,12 +36,15 @@ _PartitionResponse = _TopicResponse.ListOffsetsPartitionResponse
 @handles(ListOffsetsRequest, versions=(1, 7))
 async def list_offsets(state: BrokerState, ctx: RequestContext) -> ListOffsetsResponse:
     topics = []
+    describable = allowed_names(state, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                {t.name for t in ctx.request.topics})
     for topic in ctx.request.topics:
         partitions = []
         for p in topic.partitions:
-            code, offset, timestamp = _lookup(state, topic.name, p.partition_index,
-                                              p.timestamp, p.current_leader_epoch,
-                                              ctx.api_version)
+            code, offset, timestamp = (
+                _lookup(state, topic.name, p.partition_index, p.timestamp,
+                        p.current_leader_epoch, ctx.api_version)
+                if topic.name in describable else (ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1))
             partitions.append(_PartitionResponse(
                 partition_index=p.partition_index, error_code=code, timestamp=timestamp,
                 offset=offset, leader_epoch=LEADER_EPOCH if code == ErrorCode.NONE else -1))
