@@ -110,5 +110,6 @@ def _describe(args: argparse.Namespace) -> int:
 
 def _entity_text(entity: list[tuple[str, str | None]]) -> str:
     names = {USER: "user-principal", CLIENT_ID: "client-id"}
+    ordered = sorted(entity, key=lambda e: e[0] != USER)  # the user first, as Kafka
     return ", ".join(f"{names.get(t, t)} '{'<default>' if n is None else n}'"
-                     for t, n in entity)
+                     for t, n in ordered)
