@@ -40,7 +40,7 @@ from core.broker.connection_quotas import ConnectionQuotas
 from core.broker.log_limit import RateLimitedLog
 from core.broker.registry import lookup
 from core.broker.request_memory import RequestMemoryPool
-from core.broker.security.throttling import Throttle, throttle
+from core.broker.security.throttling import BusyTimed, Throttle, throttle
 from core.broker.state import BrokerState, CloseConnection, RequestContext
 from core.protocol.codec import Buffer, SupportedApi, decode_request, encode_response
 from core.protocol.errors import ProtocolError
@@ -281,13 +281,15 @@ class BrokerConnection(asyncio.BufferedProtocol):
         quotas = self._state.quotas
         handling_from = time.perf_counter()
         throttled: list[Throttle] = []
+        busy: BusyTimed | None = None  # the handler's time on the event loop
 
         def within_quotas(response: Any) -> Any:
             # Client quotas (KIP-219): the throttle time goes into the answer.
             if quotas is None:
                 return response
-            response, held = throttle(quotas, ctx, len(frame), response,
-                                      time.perf_counter() - handling_from)
+            handling_s = busy.busy_s if busy is not None \
+                else time.perf_counter() - handling_from  # on the worker: all busy
+            response, held = throttle(quotas, ctx, len(frame), response, handling_s)
             if held is not None:
                 throttled.append(held)
             return response
@@ -311,7 +313,8 @@ class BrokerConnection(asyncio.BufferedProtocol):
                 chunks: list[Buffer] | None = await self._off_loop(
                     lambda: _serve_on_worker(spec.handler(self._state, ctx), encode))
             else:
-                response = await spec.handler(self._state, ctx)
+                busy = BusyTimed(spec.handler(self._state, ctx))
+                response = await busy
                 if response is None:
                     within_quotas(None)  # an acks=0 Produce counts too
                 if response is None or self._closed:

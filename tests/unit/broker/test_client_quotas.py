@@ -124,3 +124,66 @@ def test_quotas_survive_a_restart(tmp_path, manager):
     set_quota(manager, [(U, "alice"), (C, None)], producer_byte_rate=123)
     again = ClientQuotaManager(FileSecurityStore(tmp_path))
     assert again.quota_for("alice", "x", PRODUCER_BYTE_RATE)[0] == 123
+
+
+def _ctx(api_key: int, version: int, request: object = None):
+    from types import SimpleNamespace
+
+    from core.broker.state import RequestContext
+
+    return RequestContext(api_key, version, 1, "app", "127.0.0.1:5000", "conn-1",
+                          request or SimpleNamespace(replica_id=-1))
+
+
+def test_a_throttled_fetch_is_answered_empty_with_its_throttle_time(manager):
+    from core.broker.security.throttling import throttle
+    from core.protocol.codec import EncodedResponse
+    from core.protocol.fetch_response import encode_fetch_response
+
+    set_quota(manager, [(C, "app")], consumer_byte_rate=10)
+    full = EncodedResponse([b"\0" * 4, b"x" * 5000])
+    answer, held = throttle(manager, _ctx(1, 11), 100, full, 0.0)
+    assert held is not None and held.seconds > 0 and not held.delay_answer
+    ms = round(held.seconds * 1000)
+    assert b"".join(answer.body) == b"".join(
+        encode_fetch_response(11, [], throttle_time_ms=ms))
+    # Fetch v7 clients do not throttle themselves: the broker holds the answer back.
+    _, old = throttle(manager, _ctx(1, 7), 100, full, 0.0)
+    assert old is not None and old.delay_answer
+
+
+def test_a_throttled_produce_carries_throttle_time_ms(manager):
+    from kafka.protocol.producer import ProduceResponse
+
+    from core.broker.security.throttling import throttle
+
+    set_quota(manager, [(C, "app")], producer_byte_rate=1000)
+    response = ProduceResponse(version=9, throttle_time_ms=0, responses=[])
+    answer, held = throttle(manager, _ctx(0, 9), 50_000, response, 0.0)
+    assert held is not None and answer.throttle_time_ms == round(held.seconds * 1000) > 0
+    # Another client id, no quota: untouched.
+    other = ProduceResponse(version=9, throttle_time_ms=0, responses=[])
+    assert throttle(manager, _other_client(_ctx(0, 9)), 50_000, other, 0.0)[1] is None
+
+
+def _other_client(ctx):
+    from dataclasses import replace
+
+    return replace(ctx, client_id="someone-else")
+
+
+def test_busy_time_leaves_out_what_the_handler_waited_for():
+    import asyncio
+
+    from core.broker.security.throttling import BusyTimed
+
+    async def handler() -> str:
+        await asyncio.sleep(0.5)  # a long poll: waiting, not working
+        return "answer"
+
+    async def run() -> tuple[str, float]:
+        timed = BusyTimed(handler())
+        return await timed, timed.busy_s
+
+    answer, busy = asyncio.run(run())
+    assert answer == "answer" and busy < 0.25
