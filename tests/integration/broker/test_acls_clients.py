@@ -215,3 +215,69 @@ def test_acl_apis_without_an_authorizer_are_security_disabled(
         assert "SECURITY_DISABLED" in capsys.readouterr().err
     finally:
         broker.stop()
+
+
+def test_admin_clients_create_describe_and_delete_acls(tmp_path: Path) -> None:
+    from confluent_kafka.admin import AclBindingFilter
+    from kafka.admin import (
+        ACL,
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ResourcePattern,
+        ResourcePatternFilter,
+    )
+    from kafka.admin import ResourceType as KPResourceType
+
+    config = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+              "super.users": ME}
+    broker = BrokerProcess(tmp_path / "data", config, tmp_path / "broker.log")
+    broker.start()
+    try:
+        admin = _admin(broker)
+        wanted = [
+            AclBinding(ResourceType.TOPIC, "acme.", ResourcePatternType.PREFIXED, "User:acme",
+                       "*", AclOperation.WRITE, AclPermissionType.ALLOW),
+            AclBinding(ResourceType.GROUP, "acme.", ResourcePatternType.PREFIXED, "User:acme",
+                       "*", AclOperation.READ, AclPermissionType.ALLOW),
+            AclBinding(ResourceType.TOPIC, "acme.audit", ResourcePatternType.LITERAL,
+                       "User:acme", "10.0.0.1", AclOperation.WRITE, AclPermissionType.DENY),
+        ]
+        for f in admin.create_acls(wanted).values():
+            f.result(30)
+        everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None,
+                                      None, AclOperation.ANY, AclPermissionType.ANY)
+        assert set(admin.describe_acls(everything).result(30)) == set(wanted)
+        # MATCH: every ACL that applies to the topic acme.audit.
+        match = AclBindingFilter(ResourceType.TOPIC, "acme.audit", ResourcePatternType.MATCH,
+                                 None, None, AclOperation.ANY, AclPermissionType.ANY)
+        assert len(admin.describe_acls(match).result(30)) == 2
+
+        # kafka-python sees the same ACLs and removes the prefixed topic one.
+        kp = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        try:
+            kp.create_acls([ACL("User:beta", "*", ACLOperation.READ, ACLPermissionType.ALLOW,
+                                ResourcePattern(KPResourceType.TOPIC, "beta.",
+                                                ACLResourcePatternType.PREFIXED))])
+            found, error = kp.describe_acls(ACLFilter(
+                principal="User:beta", host=None, operation=ACLOperation.ANY,
+                permission_type=ACLPermissionType.ANY,
+                resource_pattern=ResourcePatternFilter(KPResourceType.ANY, None,
+                                                       ACLResourcePatternType.ANY)))
+            assert [a.principal for a in found] == ["User:beta"] and error.errno == 0
+            kp.delete_acls([ACLFilter(
+                principal=None, host=None, operation=ACLOperation.ANY,
+                permission_type=ACLPermissionType.ANY,
+                resource_pattern=ResourcePatternFilter(KPResourceType.TOPIC, "acme.",
+                                                       ACLResourcePatternType.PREFIXED))])
+        finally:
+            kp.close()
+        remaining = set(admin.describe_acls(everything).result(30))
+        assert wanted[0] not in remaining and wanted[1] in remaining and wanted[2] in remaining
+        # The ACLs are stored: a restart keeps them.
+        broker.stop()
+        broker.start()
+        assert set(_admin(broker).describe_acls(everything).result(30)) == remaining
+    finally:
+        broker.stop()
