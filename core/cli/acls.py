@@ -157,7 +157,7 @@ def _add(args: argparse.Namespace) -> int:
             resource_pattern_type=b.pattern.pattern_type, principal=b.principal,
             host=b.host, operation=b.operation, permission_type=b.permission)
         for b in bindings])
-    response = send_admin_request(args, request, 1, 3)
+    response = send_admin_request(args, request)
     for result in response.results:
         check_error(result.error_code, result.error_message)
     for b in bindings:
@@ -181,7 +181,7 @@ def _list(args: argparse.Namespace) -> int:
             resource_type_filter=rt, resource_name_filter=name,
             pattern_type_filter=pattern_type, principal_filter=args.principal,
             host_filter=None, operation=_O.ANY, permission_type=AclPermissionType.ANY)
-        response = send_admin_request(args, request, 1, 3)
+        response = send_admin_request(args, request)
         check_error(response.error_code, response.error_message)
         for resource in response.resources:
             sys.stdout.write(
@@ -207,7 +207,7 @@ def _remove(args: argparse.Namespace) -> int:
                 resource_type_filter=rt, resource_name_filter=name,
                 pattern_type_filter=pattern_type, principal_filter=principal,
                 host_filter=host, operation=op, permission_type=permission))
-    response = send_admin_request(args, DeleteAclsRequest(filters=filters), 1, 3)
+    response = send_admin_request(args, DeleteAclsRequest(filters=filters))
     removed = 0
     for result in response.filter_results:
         check_error(result.error_code, result.error_message)

@@ -87,7 +87,7 @@ def _alter(args: argparse.Namespace) -> int:
             entity=[AlterClientQuotasRequest.EntryData.EntityData(entity_type=t, entity_name=n)
                     for t, n in entity],
             ops=ops)])
-    response = send_admin_request(args, request, 0, 1)
+    response = send_admin_request(args, request)
     for entry in response.entries:
         check_error(entry.error_code, entry.error_message)
     sys.stdout.write(f"altered quotas of {_entity_text(entity)}\n")
@@ -99,7 +99,7 @@ def _describe(args: argparse.Namespace) -> int:
         entity_type=t, match_type=_DEFAULT if n is None else _EXACT, match=n)
         for t, n in _entity(args)]
     request = DescribeClientQuotasRequest(components=components, strict=False)
-    response = send_admin_request(args, request, 0, 1)
+    response = send_admin_request(args, request)
     check_error(response.error_code, response.error_message)
     for entry in response.entries or ():
         entity = [(e.entity_type, e.entity_name) for e in entry.entity]
