@@ -313,8 +313,11 @@ class BrokerConnection(asyncio.BufferedProtocol):
                 chunks: list[Buffer] | None = await self._off_loop(
                     lambda: _serve_on_worker(spec.handler(self._state, ctx), encode))
             else:
-                busy = BusyTimed(spec.handler(self._state, ctx))
-                response = await busy
+                if quotas is not None and quotas.active:
+                    busy = BusyTimed(spec.handler(self._state, ctx))
+                    response = await busy
+                else:  # no quota to measure against: no timing wrapper either
+                    response = await spec.handler(self._state, ctx)
                 if response is None:
                     within_quotas(None)  # an acks=0 Produce counts too
                 if response is None or self._closed:
