@@ -18,7 +18,6 @@ from typing import Any
 
 from core.broker.config import BrokerConfigError, load_config_file
 from core.cli.errors import CliError
-from core.protocol.errors import ErrorCode
 
 __all__ = ["add_bootstrap_option", "check_error", "client_settings", "send_admin_request"]
 
@@ -111,6 +110,8 @@ def send_admin_request(args: argparse.Namespace, request: Any) -> Any:
 
 def check_error(code: int, message: str | None) -> None:
     """Raise CliError naming Kafka's error for a non-zero error code."""
-    if code != ErrorCode.NONE:
-        name = ErrorCode(code).name if code in ErrorCode._value2member_map_ else str(code)
+    if code != 0:
+        from kafka.errors import for_code
+
+        name = getattr(for_code(code), "message", None) or f"error code {code}"
         raise CliError(f"the broker refused: {name}" + (f": {message}" if message else ""))
