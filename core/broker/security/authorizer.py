@@ -67,7 +67,17 @@ class Authorizer:
         self.super_users = frozenset(super_users)
         self.allow_if_no_acl = allow_if_no_acl
         self._lock = threading.Lock()
-        self._acls: tuple[AclBinding, ...] = tuple(store.load_acls())
+        self._acls: tuple[AclBinding, ...] = ()
+        self._by_type: dict[ResourceType, tuple[AclBinding, ...]] = {}
+        self._set(store.load_acls())
+
+    def _set(self, acls: Sequence[AclBinding]) -> None:
+        """Replace the snapshot (readers see the old or the new one, never a mix)."""
+        by_type: dict[ResourceType, list[AclBinding]] = {}
+        for acl in acls:
+            by_type.setdefault(acl.pattern.resource_type, []).append(acl)
+        self._by_type = {rt: tuple(group) for rt, group in by_type.items()}
+        self._acls = tuple(acls)
 
     # ------------------------------------------------------------------ decisions
 
@@ -76,7 +86,7 @@ class Authorizer:
         who = str(principal)
         if who in self.super_users:
             return True
-        acls = self._acls  # one consistent snapshot; changes replace the tuple
+        acls = self._by_type.get(resource_type, ())  # a snapshot; changes replace it
         found = False
         allowed = False
         for acl in acls:
@@ -140,7 +150,7 @@ class Authorizer:
                 return
             current.extend(added)
             self._store.save_acls(current)
-            self._acls = tuple(current)
+            self._set(current)
         for b in added:
             log.info("ACL added: %s", _describe(b))
 
@@ -153,7 +163,7 @@ class Authorizer:
             if gone:
                 kept = [a for a in current if a not in gone]
                 self._store.save_acls(kept)
-                self._acls = tuple(kept)
+                self._set(kept)
         for group in removed:
             for b in group:
                 log.info("ACL removed: %s", _describe(b))
