@@ -7,6 +7,7 @@ answers. The host an ACL names is the peer's address without its port.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,8 @@ __all__ = ["AclOperation", "ResourceType", "allowed", "allowed_names", "authoriz
            "check_config_access", "cluster_allowed", "idempotent_write_allowed", "peer_host",
            "topic_or_cluster_allowed"]
 
+log = logging.getLogger(__name__)
+
 _SUPPORTED = {ResourceType.TOPIC: TOPIC_OPERATIONS, ResourceType.GROUP: GROUP_OPERATIONS,
               ResourceType.CLUSTER: CLUSTER_OPERATIONS}
 
@@ -41,7 +44,13 @@ def allowed(state: BrokerState, ctx: RequestContext, operation: AclOperation,
     authorizer = state.authorizer
     if authorizer is None:
         return True
-    return authorizer.authorize(ctx.principal, peer_host(ctx), operation, resource_type, name)
+    host = peer_host(ctx)
+    if authorizer.authorize(ctx.principal, host, operation, resource_type, name):
+        return True
+    # Kafka's authorizer logs denials on its own logger; enable DEBUG here to see them.
+    log.debug("Principal = %s is Denied operation = %s from host = %s on resource = %s:%s",
+              ctx.principal, operation.name, host, resource_type.name, name)
+    return False
 
 
 def cluster_allowed(state: BrokerState, ctx: RequestContext, operation: AclOperation) -> bool:
