@@ -15,7 +15,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib.metadata import version
 from pathlib import Path
 
@@ -139,7 +139,8 @@ def consumer_config(bootstrap: str) -> dict[str, str | int | bool]:
 
 
 def confluent_produce(bootstrap: str, topic: str, partitions: int, values: Sequence[bytes],
-                      messages: int, acks: str) -> float:
+                      messages: int, acks: str,
+                      security: Mapping[str, str] | None = None) -> float:
     """Seconds from the first ``produce_batch`` to the end of ``flush()``.
 
     Messages go in ``produce_batch`` calls of ``len(values)``, confluent-kafka's fastest
@@ -158,7 +159,7 @@ def confluent_produce(bootstrap: str, topic: str, partitions: int, values: Seque
 
     producer = Producer({**producer_config(bootstrap, acks, messages),
                          "delivery.report.only.error": True, "on_delivery": on_delivery,
-                         "error_cb": _log_client_error})
+                         "error_cb": _log_client_error, **(security or {})})
     producer.list_topics(topic, timeout=METADATA_TIMEOUT_S)  # connect before the clock
     batch = [{"value": v} for v in values]
     target = {"partition": 0} if partitions == 1 else {}
@@ -180,13 +181,14 @@ def confluent_produce(bootstrap: str, topic: str, partitions: int, values: Seque
 
 
 def confluent_consume(bootstrap: str, topic: str, partitions: int, messages: int,
-                      value_size: int) -> float:
+                      value_size: int, security: Mapping[str, str] | None = None) -> float:
     """Seconds from ``assign()`` at the log start to the ``messages``-th message.
 
     Reads with ``consume(num_messages=10000)`` and touches every message (its error and
     its value's length, in C-level loops), checking the payload byte count at the end.
     """
-    consumer = Consumer({**consumer_config(bootstrap), "error_cb": _log_client_error})
+    consumer = Consumer({**consumer_config(bootstrap), "error_cb": _log_client_error,
+                         **(security or {})})
     try:
         consumer.list_topics(topic, timeout=METADATA_TIMEOUT_S)  # connect before the clock
         start = time.perf_counter()

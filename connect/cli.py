@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.backends import open_backend
+from core.backends.security import security_settings
 from core.cli.errors import CliError, cannot_listen
 from core.cli.logging_setup import configure_server_logging
 from core.cli.options import DEFAULT_LOG_URL, LOG_ENV_VAR, add_command
@@ -148,6 +149,8 @@ class _WorkerProcess:
         from connect.rest.config import parse_host_port
 
         self.log_url = log_url
+        # security.protocol, sasl.*, ssl.* of the worker config reach the kafka:// backend
+        self._log_security = security_settings(worker_props)
         self._rest_config = RestConfig.from_worker_config(worker_props)
         if rest_listener:
             self._rest_config = self._rest_config.with_listener(
@@ -184,7 +187,7 @@ class _WorkerProcess:
             raise cannot_listen("the Connect REST API", f"{rest.host}:{rest.port}",
                                 exc) from exc
         try:
-            self._backend = open_backend(self.log_url)
+            self._backend = open_backend(self.log_url, self._log_security)
             self._herder = self._make_herder(self._backend, self._sock.getsockname()[1])
             self._server = RestServer(create_app(self._herder, rest), sock=self._sock)
             self._herder.start()

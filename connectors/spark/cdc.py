@@ -158,7 +158,7 @@ class CdcDecoding:
 
 def _row_schema_from_events(opts: SourceOptions) -> dict[str, Any]:
     """The Connect schema of the row in the newest change event of the selected topics."""
-    with open_backend(opts.url) as backend:
+    with open_backend(opts.url, opts.client_config) as backend:
         tps = topic_partitions(backend, opts)
         latest = backend.list_offsets(tps, OffsetSpec.LATEST) if tps else {}
         earliest = backend.list_offsets(tps, OffsetSpec.EARLIEST) if tps else {}

@@ -11,7 +11,7 @@ import bisect
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import pyarrow as pa
 
@@ -30,16 +30,18 @@ FETCH_BYTES = 8 * 1024 * 1024
 #: How long a read waits for records that planning saw but a fetch did not return.
 _STALL_S = 30.0
 
-_backends: dict[str, LogBackend] = {}
+_backends: dict[tuple[str, tuple], LogBackend] = {}
 _lock = threading.Lock()
 
 
-def shared_backend(url: str) -> LogBackend:
-    """This process's backend for ``url``, opened on first use, closed at exit."""
+def shared_backend(url: str, client_config: Mapping[str, str] | None = None) -> LogBackend:
+    """This process's backend for ``url`` (with ``client_config``: security settings),
+    opened on first use, closed at exit."""
+    key = (url, tuple(sorted((client_config or {}).items())))
     with _lock:
-        backend = _backends.get(url)
+        backend = _backends.get(key)
         if backend is None:
-            backend = _backends[url] = open_backend(url)
+            backend = _backends[key] = open_backend(url, client_config)
         return backend
 
 
@@ -55,13 +57,14 @@ ColumnHook = Callable[[dict[str, pa.Array]], dict[str, pa.Array]]
 
 
 def read_range(r: OffsetRange, url: str, schema: pa.Schema, *, include_headers: bool,
-               fail_on_data_loss: bool, transform: ColumnHook | None = None
+               fail_on_data_loss: bool, transform: ColumnHook | None = None,
+               client_config: Mapping[str, str] | None = None
                ) -> Iterator[pa.RecordBatch]:
     """Records ``[r.start, r.end)`` of one partition as record batches of ``schema``.
 
     Follows ``next_offset`` across compaction gaps. Offsets that retention removed meanwhile
     raise ``DataLossError`` with ``fail_on_data_loss``, else are skipped."""
-    backend = shared_backend(url)
+    backend = shared_backend(url, client_config)
     tp = TopicPartition(r.topic, r.partition)
     pos = r.start
     stalled_since: float | None = None

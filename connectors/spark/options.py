@@ -20,6 +20,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from core.backends.security import security_settings
+
 __all__ = [
     "EARLIEST",
     "LATEST",
@@ -115,6 +117,13 @@ def _check_names(opts: Mapping[str, str], allowed: set[str], what: str) -> None:
         raise FerryOptionError(
             f"unknown option {name!r} for the ferry {what}; known options: "
             + ", ".join(sorted(_shown(n) for n in allowed)))
+
+
+def _client_config(opts: Mapping[str, str]) -> dict[str, str]:
+    """Spark's convention: ``kafka.``-prefixed options are Kafka client settings; the
+    security ones reach the kafka:// backend."""
+    return security_settings({k[len("kafka."):]: v for k, v in opts.items()
+                              if k.startswith("kafka.")})
 
 
 def _bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
@@ -219,6 +228,8 @@ class SourceOptions:
     value_schema_version: str = "latest"
     key_schema_version: str = "latest"
     mode: str = "FAILFAST"
+    #: kafka.security.protocol, kafka.sasl.*, kafka.ssl.* without their prefix
+    client_config: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
@@ -232,7 +243,7 @@ class SourceOptions:
                 "exactly one of the options 'subscribe', 'subscribePattern', 'assign' is "
                 "required" + (f"; got {', '.join(repr(names[n]) for n in given)}"
                               if given else ""))
-        result = cls(url=log_url(opts))
+        result = cls(url=log_url(opts), client_config=_client_config(opts))
         if "subscribe" in given:
             result.subscribe = [t.strip() for t in opts["subscribe"].split(",") if t.strip()]
             if not result.subscribe:
@@ -305,13 +316,15 @@ class SinkOptions:
     value_schema_version: str = "latest"
     key_schema_version: str = "latest"
     mode: str = "FAILFAST"
+    client_config: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SinkOptions:
         opts = _lower(options)
         _check_names(opts, _SINK, "sink")
         result = cls(url=log_url(opts), topic=opts.get("topic") or None,
-                     checkpoint=opts.get("checkpointlocation", ""))
+                     checkpoint=opts.get("checkpointlocation", ""),
+                     client_config=_client_config(opts))
         result.batch_size = _int(opts, "batchsize") or 5000
         _formats(result, opts)
         return result

@@ -88,7 +88,7 @@ class _ArrowProducing:
         """Produce every row; one produce call is in flight on a helper thread while the
         next rows are converted, so the broker's round trip overlaps Python work. A single
         thread keeps the calls, and so each partition's records, in order."""
-        backend = shared_backend(self.opts.url)
+        backend = shared_backend(self.opts.url, self.opts.client_config)
         size = self.opts.batch_size
         written = 0
         pending: dict[str, list[ProducerRecord]] = {}
@@ -191,7 +191,8 @@ class FerryStreamWriter(_ArrowProducing, DataSourceStreamArrowWriter):
         if marker is None:
             return -1
         group, tp = marker
-        found = shared_backend(self.opts.url).fetch_offsets(group, [tp]).get(tp)
+        backend = shared_backend(self.opts.url, self.opts.client_config)
+        found = backend.fetch_offsets(group, [tp]).get(tp)
         return -1 if found is None else found.offset - 1
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteReport:
@@ -209,7 +210,7 @@ class FerryStreamWriter(_ArrowProducing, DataSourceStreamArrowWriter):
         marker = self._marker()
         if marker is not None:
             group, tp = marker
-            shared_backend(self.opts.url).commit_offsets(
+            shared_backend(self.opts.url, self.opts.client_config).commit_offsets(
                 group, {tp: OffsetAndMetadata(batchId + 1, "last written Spark batch")})
         log.info("ferry sink batch %d: %d records", batchId,
                  sum(m.records for m in messages if m is not None))

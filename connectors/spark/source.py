@@ -74,7 +74,8 @@ class _RangeReading:
         yield from read_range(partition.range, self.opts.url, schema,
                               include_headers=self.opts.include_headers,
                               fail_on_data_loss=self.opts.fail_on_data_loss,
-                              transform=self.decoding.transform)
+                              transform=self.decoding.transform,
+                              client_config=self.opts.client_config)
 
 
 class FerryBatchReader(_RangeReading, DataSourceReader):
@@ -82,7 +83,7 @@ class FerryBatchReader(_RangeReading, DataSourceReader):
         self.opts, self.decoding, self.spark_schema = opts, decoding, schema
 
     def partitions(self) -> list[InputPartition]:
-        with open_backend(self.opts.url) as backend:
+        with open_backend(self.opts.url, self.opts.client_config) as backend:
             ranges = plan_ranges(backend, self.opts)
         log.info("ferry batch read of %d ranges", len(ranges))
         return [FerryRangePartition(r) for r in ranges]
@@ -120,7 +121,7 @@ class FerryStreamReader(_RangeReading, DataSourceStreamReader, SupportsTriggerAv
     @property
     def backend(self) -> LogBackend:
         if self._backend is None:
-            self._backend = open_backend(self.opts.url)
+            self._backend = open_backend(self.opts.url, self.opts.client_config)
         return self._backend
 
     def initialOffset(self) -> Offsets:

@@ -15,6 +15,7 @@ caller handles one tree::
     ├── UnknownTopicError             topic or partition does not exist
     ├── InvalidTopicError             illegal name or partition count
     ├── InvalidConfigError            bad config key or value; ``key`` names it
+    ├── AuthenticationError           the broker refused the client's SASL credentials
     ├── RecordTooLargeError
     ├── InvalidRecordError            e.g. a keyless record for a compacted topic
     ├── CorruptRecordError            a stored batch failed its CRC check
@@ -32,6 +33,7 @@ caller handles one tree::
 from __future__ import annotations
 
 __all__ = [
+    "AuthenticationError",
     "BackendError",
     "BackendUnavailableError",
     "CoordinatorLoadInProgressError",
@@ -96,6 +98,11 @@ class InvalidConfigError(BackendError):
     def __init__(self, message: str, *, key: str | None = None):
         super().__init__(message)
         self.key = key
+
+
+class AuthenticationError(BackendError):
+    """The broker refused to authenticate the client (wrong password, unknown user or
+    mechanism); retrying with the same settings cannot help."""
 
 
 class RecordTooLargeError(BackendError):

@@ -17,6 +17,7 @@ import asyncio
 import errno
 import logging
 import socket
+import ssl
 from collections.abc import Callable
 
 from core.broker.connection_quotas import ConnectionQuotas
@@ -39,7 +40,17 @@ class Acceptor:
     def __init__(self, host: str, port: int, *, quotas: ConnectionQuotas,
                  warnings: RateLimitedLog,
                  protocol_factory: Callable[[str], asyncio.Protocol],
-                 backlog: int = 1024) -> None:
+                 backlog: int = 1024,
+                 tls: Callable[[], ssl.SSLContext] | None = None,
+                 on_handshake_failure: Callable[[str, Exception, asyncio.Protocol | None],
+                                                None] | None = None,
+                 ) -> None:
+        """``tls`` gives the SSLContext for each new connection (it may be replaced
+        between connections: certificate reload); ``on_handshake_failure`` hears of each
+        connection whose TLS handshake failed, with the protocol made for it (which never
+        saw ``connection_made``)."""
+        self._tls = tls
+        self._on_handshake_failure = on_handshake_failure
         self._host = host
         self._port = port
         self._quotas = quotas
@@ -124,11 +135,26 @@ class Acceptor:
 
     async def _hand_over(self, conn: socket.socket, address: str) -> None:
         assert self._loop is not None
+        made: list[asyncio.Protocol] = []
+
+        def factory() -> asyncio.Protocol:
+            made.append(self._factory(address))
+            return made[0]
+
         try:
-            await self._loop.connect_accepted_socket(lambda: self._factory(address), conn)
+            if self._tls is None:
+                await self._loop.connect_accepted_socket(lambda: self._factory(address), conn)
+            else:
+                from core.broker.security.tls import HANDSHAKE_TIMEOUT_S
+
+                await self._loop.connect_accepted_socket(
+                    factory, conn, ssl=self._tls(),
+                    ssl_handshake_timeout=HANDSHAKE_TIMEOUT_S)
         except Exception as exc:  # the socket failed before the protocol owned it
             self._quotas.release(address)
             conn.close()
+            if self._tls is not None and self._on_handshake_failure is not None:
+                self._on_handshake_failure(address, exc, made[0] if made else None)
             log.debug("connection from %s failed before it started: %s", address, exc)
 
     def _pause(self, listening: socket.socket) -> None:

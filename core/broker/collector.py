@@ -91,6 +91,7 @@ class BrokerCollector(Collector):
             "Open client connections per listener", labels=["listener"])
         connections.add_metric([self._listener], self._connections())
         yield connections
+        yield from _authentication_metrics(state)
         yield from _log_metrics(state)
         yield from _lag_metrics(state)
         if state.quotas is not None:
@@ -100,6 +101,25 @@ class BrokerCollector(Collector):
             for key, seconds in sorted(state.quotas.throttled_s.items()):
                 throttled.add_metric([key], seconds)
             yield throttled
+
+
+def _authentication_metrics(state: BrokerState) -> Iterator[Metric]:
+    """Kafka's socket-server-metrics per listener, named as Strimzi's exporter rules name
+    them (``kafka_server_$type_$name`` for ``*-total`` attributes)."""
+    counts = dict(state.auth_counts)
+    if not counts:
+        return
+    for attribute, doc in (("successful", "Successful authentications"),
+                           ("failed", "Failed authentications (wrong credential, unknown "
+                                      "mechanism, bad TLS certificate, SASL misuse)"),
+                           ("reauthentications", "Successful re-authentications (KIP-368)")):
+        name = "successful_reauthentication" if attribute == "reauthentications" \
+            else f"{attribute}_authentication"
+        family = CounterMetricFamily(f"kafka_server_socket_server_metrics_{name}", doc,
+                                     labels=["listener"])
+        for listener, c in sorted(counts.items()):
+            family.add_metric([listener], getattr(c, attribute))
+        yield family
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:

@@ -25,6 +25,7 @@ __all__ = [
     "BROKER_CONFIGS",
     "BrokerConfig",
     "BrokerConfigError",
+    "is_security_setting",
     "load_config_file",
     "parse_properties",
 ]
@@ -175,10 +176,26 @@ _NO_EFFECT = frozenset({
     "transaction.state.log.min.isr", "num.network.threads", "num.recovery.threads.per.data.dir",
     "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "process.roles",
     "controller.quorum.voters", "controller.quorum.bootstrap.servers",
-    "controller.listener.names", "listener.security.protocol.map",
-    "inter.broker.listener.name", "zookeeper.connect", "zookeeper.connection.timeout.ms",
+    "controller.listener.names", "zookeeper.connect", "zookeeper.connection.timeout.ms",
     "log.cleaner.enable", "group.coordinator.rebalance.protocols",
 })
+
+
+# Listener, TLS and SASL settings: read from ``raw`` by core.broker.security (per listener
+# through the ``listener.name.<name>.`` prefix).
+_SECURITY_KEYS = frozenset({
+    "listener.security.protocol.map", "inter.broker.listener.name",
+    "sasl.enabled.mechanisms", "sasl.jaas.config", "sasl.plain.users.file",
+    "connections.max.reauth.ms", "connection.failed.authentication.delay.ms",
+    "sasl.server.max.receive.size", "sasl.mechanism.inter.broker.protocol",
+    "security.inter.broker.protocol",
+})
+_SECURITY_PREFIXES = ("listener.name.", "ssl.")
+
+
+def is_security_setting(key: str) -> bool:
+    """A setting core.broker.security reads (listeners, TLS, SASL)."""
+    return key in _SECURITY_KEYS or key.startswith(_SECURITY_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -238,6 +255,8 @@ class BrokerConfig:
                 values[name.replace(".", "_")] = _parse(key, given, value)
             elif given in _TOPIC_DEFAULT_KEYS:
                 pass  # parsed below, all together
+            elif is_security_setting(given):
+                pass  # read by core.broker.security when the listeners start
             elif given in _NO_EFFECT:
                 log.info("config %s has no effect on a single Ferry node; ignored", given)
             else:

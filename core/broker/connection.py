@@ -40,11 +40,12 @@ from core.broker.connection_quotas import ConnectionQuotas
 from core.broker.log_limit import RateLimitedLog
 from core.broker.registry import lookup
 from core.broker.request_memory import RequestMemoryPool
+from core.broker.security.authenticator import ConnectionAuth, ListenerSecurity
 from core.broker.security.throttling import BusyTimed, Throttle, throttle
 from core.broker.state import BrokerState, CloseConnection, RequestContext
 from core.protocol.codec import Buffer, SupportedApi, decode_request, encode_response
 from core.protocol.errors import ProtocolError
-from core.protocol.framing import FrameReader
+from core.protocol.framing import FrameReader, size_prefix
 from core.telemetry import bind_context, unbind_context
 
 __all__ = ["BrokerConnection", "ConnectionLimits", "close_worker_loops"]
@@ -85,9 +86,12 @@ class BrokerConnection(asyncio.BufferedProtocol):
 
     def __init__(self, state: BrokerState, supported: Mapping[int, SupportedApi],
                  on_close: Callable[[BrokerConnection], None],
-                 limits: ConnectionLimits, address: str) -> None:
+                 limits: ConnectionLimits, address: str,
+                 listener: ListenerSecurity | None = None) -> None:
         """``address`` is the peer's, as admitted by ``limits.quotas`` (released when the
-        connection is lost)."""
+        connection is lost); ``listener`` is the one it came through (None: PLAINTEXT)."""
+        self._listener = listener
+        self.auth: ConnectionAuth | None = None
         self._state = state
         self._supported = supported
         self._on_close = on_close
@@ -123,6 +127,21 @@ class BrokerConnection(asyncio.BufferedProtocol):
         transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        if self._listener is not None:
+            self.auth = ConnectionAuth(self._listener, self.peer, self._limits.warnings)
+            if not self.auth.authenticated:  # Kafka's sasl.server.max.receive.size
+                self._reader.limit = min(self._reader.limit,
+                                         self._listener.max_receive_before_auth)
+            if self._listener.tls is not None:
+                from core.broker.security.tls import peer_principal
+
+                principal = peer_principal(transport, self._listener.tls)
+                if principal is None:  # no mapping rule matched its certificate
+                    self._listener.counts.failed += 1
+                    self.close(f"listener {self._listener.name}: no principal for the "
+                               "client certificate")
+                else:
+                    self.auth.principal = principal
         self._task = asyncio.get_running_loop().create_task(
             self._serve(), name=f"ferry-{self.connection_id}-{self.peer}")
         log.debug("%s: connection from %s", self.connection_id, self.peer)
@@ -263,6 +282,10 @@ class BrokerConnection(asyncio.BufferedProtocol):
         return await asyncio.get_running_loop().run_in_executor(self._limits.worker, fn)
 
     async def _handle(self, frame: bytes | bytearray) -> None:
+        auth = self.auth
+        if auth is not None and auth.raw_tokens:  # SASL tokens after a v0 handshake
+            await self._raw_token(auth, bytes(frame))
+            return
         large = len(frame) >= _WORKER_FRAME_BYTES
         try:
             if large:
@@ -275,9 +298,18 @@ class BrokerConnection(asyncio.BufferedProtocol):
         header = decoded.header
         spec = lookup(header.api_key)
         assert spec is not None  # decode_request only returns served APIs
-        ctx = RequestContext(header.api_key, header.api_version, header.correlation_id,
-                             header.client_id or "", self.peer, self.connection_id,
-                             decoded.body)
+        if auth is not None:
+            refusal = auth.refusal(header.api_key)
+            if refusal is not None:
+                self.close(f"{spec.name} v{header.api_version}: {refusal}")
+                return
+            ctx = RequestContext(header.api_key, header.api_version, header.correlation_id,
+                                 header.client_id or "", self.peer, self.connection_id,
+                                 decoded.body, auth.principal, auth.listener.name, auth)
+        else:
+            ctx = RequestContext(header.api_key, header.api_version, header.correlation_id,
+                                 header.client_id or "", self.peer, self.connection_id,
+                                 decoded.body)
         quotas = self._state.quotas
         handling_from = time.perf_counter()
         throttled: list[Throttle] = []
@@ -349,6 +381,28 @@ class BrokerConnection(asyncio.BufferedProtocol):
         if throttled and throttled[0].delay_answer:
             await self._mute(throttled[0].seconds)
         self._write(chunks)
+        if auth is not None and auth.close_after_response:
+            self._close_after_write()
+        elif auth is not None and auth.authenticated:
+            self._reader.limit = self._state.config.socket_request_max_bytes
+
+    async def _raw_token(self, auth: ConnectionAuth, token: bytes) -> None:
+        """A SASL token sent without Kafka framing (after SaslHandshake v0): answered
+        the same way, or the connection is closed after the failure delay."""
+        step = auth.authenticate(token)
+        if step.failed:
+            await asyncio.sleep(auth.failure_delay_s)
+            self.close()
+            return
+        self._write([size_prefix(len(step.token)) + step.token])
+        if auth.authenticated:
+            self._reader.limit = self._state.config.socket_request_max_bytes
+
+    def _close_after_write(self) -> None:
+        """Close once the answer just written has been sent (an authentication error)."""
+        self._closed = True
+        if self._transport is not None:
+            self._transport.close()
 
     async def _mute(self, seconds: float) -> None:
         """Read nothing from this connection for ``seconds`` (a quota's throttle)."""

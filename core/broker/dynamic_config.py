@@ -24,7 +24,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from core.broker.admin_common import AdminError
-from core.broker.config import BROKER_CONFIGS, BrokerConfig, BrokerConfigError
+from core.broker.config import (
+    BROKER_CONFIGS,
+    BrokerConfig,
+    BrokerConfigError,
+    is_security_setting,
+)
 from core.broker.dynamic_names import (
     DYNAMIC_CONFIGS,
     LISTENER_PREFIXED,
@@ -144,7 +149,9 @@ def _parse(static: Mapping[str, str], default: Mapping[str, str],
            broker: Mapping[str, str]) -> BrokerConfig:
     merged = {}
     for level in (static, default, broker):
-        merged.update((k, v) for k, v in level.items() if k in _PARSED)
+        # listener, TLS and SASL settings too: core.broker.security reads them from raw
+        merged.update((k, v) for k, v in level.items()
+                      if k in _PARSED or is_security_setting(k))
     return BrokerConfig.parse(merged)
 
 

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +30,10 @@ from core.broker.observability import BrokerObservability
 from core.broker.producer_state import ProducerStateManager
 from core.broker.registry import all_specs, load_handlers
 from core.broker.request_memory import RequestMemoryPool
+from core.broker.security.authenticator import ListenerSecurity
+from core.broker.security.listener_security import build_listener_security
+from core.broker.security.listeners import resolve_listeners
+from core.broker.security.scram_store import FileScramStore
 from core.broker.security.setup import open_security
 from core.broker.state import BrokerState
 from core.group import GroupCoordinator, LogOffsetStore
@@ -66,13 +70,12 @@ class Listener:
 
 
 def parse_listener(text: str, what: str = "--listen") -> Listener:
-    """``HOST:PORT``, ``[IPv6]:PORT`` or Kafka's ``PLAINTEXT://HOST:PORT`` (the first
-    listener of a comma-separated list). Raises BrokerConfigError."""
+    """``HOST:PORT``, ``[IPv6]:PORT`` or Kafka's ``NAME://HOST:PORT`` (the first listener
+    of a comma-separated list; its security is core.broker.security's concern). Raises
+    BrokerConfigError."""
     item = text.split(",")[0].strip()
-    scheme, sep, rest = item.partition("://")
+    _scheme, sep, rest = item.partition("://")
     if sep:
-        if scheme.upper() != "PLAINTEXT":
-            raise BrokerConfigError(f"{what} {text!r}: only PLAINTEXT listeners are supported")
         item = rest
     host, sep, port = item.rpartition(":")
     host = host.strip("[]")
@@ -123,11 +126,15 @@ class BrokerServer:
     ticks when ``tick_coordinator``, producer expiry). ``start`` then ``stop``."""
 
     def __init__(self, state: BrokerState, listen: Listener, *,
-                 tick_coordinator: bool = True) -> None:
+                 tick_coordinator: bool = True,
+                 listeners: Sequence[ListenerSecurity] = ()) -> None:
+        """``listeners``: the named listeners to open (then ``listen`` is not used);
+        none: one PLAINTEXT listener on ``listen``."""
         self.state = state
         self._listen = listen
         self._tick_coordinator = tick_coordinator
-        self._acceptor: Acceptor | None = None
+        self._listeners = list(listeners)
+        self._acceptors: list[Acceptor] = []
         self._connections: set[BrokerConnection] = set()
         self._periodic: asyncio.Task[None] | None = None
         self._limits: ConnectionLimits | None = None
@@ -139,9 +146,14 @@ class BrokerServer:
 
     @property
     def port(self) -> int:
-        """The bound port (useful when listening on port 0)."""
-        assert self._acceptor is not None, "start() first"
-        return self._acceptor.port
+        """The bound port of the first listener (useful when listening on port 0)."""
+        assert self._acceptors, "start() first"
+        return self._acceptors[0].port
+
+    def listener_ports(self) -> dict[str, int]:
+        """Listener name -> bound port."""
+        return {security.name: acceptor.port
+                for security, acceptor in zip(self._listeners, self._acceptors, strict=False)}
 
     async def start(self) -> None:
         load_handlers()
@@ -165,23 +177,50 @@ class BrokerServer:
         log.debug("connection limits: %d file descriptors, %d kept for the log",
                   limits.quotas.fds.limit, limits.quotas.fds.reserve)
 
-        def connect(address: str) -> BrokerConnection:
-            connection = BrokerConnection(self.state, supported, self._connections.discard,
-                                          limits, address)
-            self._connections.add(connection)
-            return connection
+        def opener(security: ListenerSecurity | None) -> Callable[[str], BrokerConnection]:
+            def connect(address: str) -> BrokerConnection:
+                connection = BrokerConnection(self.state, supported, self._connections.discard,
+                                              limits, address, security)
+                self._connections.add(connection)
+                return connection
 
-        self._acceptor = Acceptor(self._listen.host, self._listen.port, quotas=limits.quotas,
-                                  warnings=warnings, protocol_factory=connect)
-        self._acceptor.start()
+            return connect
+
+        def handshake_failed(security: ListenerSecurity
+                             ) -> Callable[[str, Exception, object], None]:
+            def failed(address: str, exc: Exception, protocol: object) -> None:
+                self._connections.discard(protocol)  # type: ignore[arg-type]
+                security.counts.failed += 1
+                warnings.warning("tls", "Failed authentication with %s (listener %s, TLS "
+                                 "handshake): %s", address, security.name, exc)
+
+            return failed
+
+        for security in self._listeners or [None]:
+            host, port = (security.spec.host, security.spec.port) if security \
+                else (self._listen.host, self._listen.port)
+            tls = security.tls if security is not None else None
+            acceptor = Acceptor(
+                host, port, quotas=limits.quotas, warnings=warnings,
+                protocol_factory=opener(security),
+                tls=(lambda tls=tls: tls.context) if tls is not None else None,  # type: ignore[misc]
+                on_handshake_failure=handshake_failed(security) if tls is not None else None)
+            try:
+                acceptor.start()
+            except BaseException:
+                for started in self._acceptors:
+                    started.close()
+                raise
+            self._acceptors.append(acceptor)
         self._periodic = loop.create_task(self._run_periodic(), name="ferry-broker-periodic")
 
     async def stop(self) -> None:
         """Stop accepting, close every connection, wait for their tasks and for appends
         still running on threads."""
-        if self._acceptor is not None:
-            self._acceptor.close()
-            await self._acceptor.wait_closed()
+        for acceptor in self._acceptors:
+            acceptor.close()
+        for acceptor in self._acceptors:
+            await acceptor.wait_closed()
         if self._periodic is not None:
             self._periodic.cancel()
             await asyncio.gather(self._periodic, return_exceptions=True)
@@ -222,6 +261,9 @@ class BrokerServer:
                 if time.monotonic() >= next_idle_check:
                     next_idle_check = time.monotonic() + _IDLE_CHECK_S
                     self._close_idle_connections()
+                    for security in self._listeners:  # certificates changed (file or
+                        if security.tls is not None:  # AlterConfigs)
+                            security.tls.maybe_reload(self.state.config.raw)
                 if self._tick_coordinator:
                     self.state.coordinator.tick()
                 if time.monotonic() >= next_expiry:
@@ -264,11 +306,21 @@ async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoo
     state = BrokerState(config, manager, coordinator, producers, config.node_id, target.host,
                         target.port, cluster_id, asyncio.get_running_loop(), dynamic=dynamic,
                         authorizer=authorizer, quotas=quotas)
-    server = BrokerServer(state, listen, tick_coordinator=tick_coordinator)
+    state.scram = FileScramStore(data_dir)
+    listeners = _listeners(config, listen, advertised, state)
+    server = BrokerServer(state, listen, tick_coordinator=tick_coordinator,
+                          listeners=listeners)
     await server.start()
     try:
         if target.port == 0:
             state.advertised_port = server.port
+        for security in listeners:
+            spec = security.spec
+            port = server.listener_ports()[spec.name]
+            state.advertised_by_listener[spec.name] = (
+                spec.advertised_host, spec.advertised_port or port)
+            log.info("listener %s (%s) on %s:%d, advertised as %s:%d", spec.name,
+                     spec.protocol, spec.host, port, *state.advertised_by_listener[spec.name])
         if observability is not None:
             observability.attach(state, lambda: server.connection_count)
         log.info("Kafka broker %d of cluster %s listening on %s:%d, advertised as %s:%d",
@@ -280,6 +332,24 @@ async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoo
     finally:
         log.info("stopping the broker: closing connections")
         await server.stop()
+
+
+def _listeners(config: BrokerConfig, listen: Listener, advertised: Listener | None,
+               state: BrokerState) -> list[ListenerSecurity]:
+    """The named listeners of ``config`` with their security; the first one binds
+    ``listen`` (the --listen flag or the first of ``listeners``)."""
+    named = "://" in str(config.raw.get("advertised.listeners", ""))
+    specs = resolve_listeners(
+        config.raw, listen=(listen.host, listen.port),
+        advertised=None if named or advertised is None else (advertised.host, advertised.port))
+    for spec in specs:
+        if spec.advertised_host in ("", "0.0.0.0", "::"):
+            raise BrokerConfigError(
+                f"clients cannot connect to listener {spec.name} at {spec.advertised_host!r}:"
+                f" name it in advertised.listeners", key="advertised.listeners")
+    listeners = [build_listener_security(spec, config.raw, state.scram) for spec in specs]
+    state.auth_counts = {security.name: security.counts for security in listeners}
+    return listeners
 
 
 def run_broker(config: BrokerConfig, data_dir: Path, listen: Listener,

@@ -15,8 +15,10 @@ if TYPE_CHECKING:
     from core.broker.dynamic_config import DynamicBrokerConfigs
     from core.broker.metrics import BrokerMetrics
     from core.broker.producer_state import ProducerStateManager
+    from core.broker.security.authenticator import AuthCounts, ConnectionAuth
     from core.broker.security.authorizer import Authorizer
     from core.broker.security.quotas import ClientQuotaManager
+    from core.broker.security.scram_store import ScramCredentialStore
     from core.group import GroupCoordinator
     from core.log.manager import LogManager
 
@@ -66,6 +68,17 @@ class BrokerState:
     metrics: BrokerMetrics | None = None
     authorizer: Authorizer | None = None
     quotas: ClientQuotaManager | None = None
+    #: listener name -> (host, port) given to clients that connected through it
+    advertised_by_listener: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: SCRAM credentials (None: no store, as in handler tests that build a state by hand)
+    scram: ScramCredentialStore | None = None
+    #: listener name -> its authentication counters (for /metrics)
+    auth_counts: dict[str, AuthCounts] = field(default_factory=dict)
+
+    def advertised_for(self, listener: str) -> tuple[str, int]:
+        """What Metadata tells a client of ``listener`` (Kafka answers per listener)."""
+        return self.advertised_by_listener.get(
+            listener, (self.advertised_host, self.advertised_port))
 
     def __post_init__(self) -> None:
         if self.appender is None:
@@ -86,3 +99,5 @@ class RequestContext:
     # Set by authentication on the connection (issue 17); anonymous until then.
     principal: KafkaPrincipal = ANONYMOUS
     listener: str = "PLAINTEXT"
+    # The connection's authentication state (SaslHandshake/SaslAuthenticate use it).
+    auth: ConnectionAuth | None = None

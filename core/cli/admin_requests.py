@@ -3,78 +3,53 @@
 These APIs administer a Kafka-protocol broker, not a log, so they are not part of the
 LogBackend; the commands send them with kafka-python's admin client, which negotiates the
 version and speaks TLS and SASL (PLAIN, SCRAM). ``--command-config FILE`` takes the
-client settings an operator already uses with ``kafka-acls --command-config``
-(``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config`` or librdkafka's
-``sasl.username``/``sasl.password``, ``ssl.*`` PEM locations).
+client settings an operator already uses with ``kafka-acls --command-config``, read by
+``core.backends.security`` as for every Ferry client.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import re
 import socket
 from typing import Any
 
-from core.broker.config import BrokerConfigError, load_config_file
 from core.cli.errors import CliError
+from core.cli.options import command_config
 
 __all__ = ["add_bootstrap_option", "check_error", "client_settings", "send_admin_request"]
 
 _TIMEOUT_MS = 30000
-#: Kafka / librdkafka client setting -> kafka-python keyword.
-_SIMPLE = {
-    "security.protocol": "security_protocol",
-    "sasl.mechanism": "sasl_mechanism",
-    "sasl.username": "sasl_plain_username",
-    "sasl.password": "sasl_plain_password",
-    "ssl.ca.location": "ssl_cafile",
-    "ssl.truststore.location": "ssl_cafile",
-    "ssl.certificate.location": "ssl_certfile",
-    "ssl.keystore.location": "ssl_certfile",
-    "ssl.key.location": "ssl_keyfile",
-    "ssl.key.password": "ssl_password",
-    "client.id": "client_id",
-}
-_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 
 def add_bootstrap_option(parser: argparse.ArgumentParser) -> None:
+    """``--bootstrap-server``; ``--command-config`` comes with every command
+    (``core.cli.options.add_command``)."""
     parser.add_argument("--bootstrap-server", metavar="HOST:PORT", required=True,
                         help="the broker to administer")
-    parser.add_argument("--command-config", metavar="FILE",
-                        help="client settings (security.protocol, sasl.*, ssl.*), as "
-                             "kafka-acls and kafka-configs take them")
 
 
-def client_settings(path: str | None) -> dict[str, Any]:
-    """kafka-python keywords from a Kafka client properties (or JSON) file."""
-    if path is None:
-        return {}
+def client_settings(settings: dict[str, str]) -> dict[str, Any]:
+    """kafka-python keywords for Kafka client security settings (read, and checked, by
+    ``core.backends.security`` as for every Ferry client)."""
+    from core.backends.security import ClientSecurity, ClientSecurityError
+
     try:
-        given = load_config_file(path)
-    except BrokerConfigError as exc:
-        raise CliError(str(exc)) from None
-    settings: dict[str, Any] = {}
-    for key, value in given.items():
-        text = str(value)
-        if key in _SIMPLE:
-            settings[_SIMPLE[key]] = text
-        elif key == "sasl.jaas.config":
-            options = dict(_JAAS_OPTION.findall(text))
-            if "username" not in options or "password" not in options:
-                raise CliError(f"{path}: sasl.jaas.config needs username=\"...\" and "
-                               "password=\"...\"")
-            settings["sasl_plain_username"] = options["username"]
-            settings["sasl_plain_password"] = options["password"]
-        elif key == "ssl.endpoint.identification.algorithm":
-            settings["ssl_check_hostname"] = text.lower() == "https"
-        else:
-            raise CliError(f"{path}: client setting {key!r} is not supported here (use "
-                           f"{', '.join(sorted([*_SIMPLE, 'sasl.jaas.config']))})")
-    if "security_protocol" in settings:
-        settings["security_protocol"] = settings["security_protocol"].upper()
-    return settings
+        security = ClientSecurity.parse(settings)
+    except ClientSecurityError as exc:
+        raise CliError(f"--command-config: {exc}") from None
+    result: dict[str, Any] = {"security_protocol": security.protocol}
+    if security.uses_sasl:
+        result.update(sasl_mechanism=security.mechanism,
+                      sasl_plain_username=security.username,
+                      sasl_plain_password=security.password)
+    if security.uses_tls:
+        result.update(ssl_cafile=security.ca_file or None,
+                      ssl_certfile=security.cert_file or None,
+                      ssl_keyfile=security.key_file or None,
+                      ssl_password=security.key_password or None,
+                      ssl_check_hostname=security.check_hostname)
+    return result
 
 
 def send_admin_request(args: argparse.Namespace, request: Any) -> Any:
@@ -83,7 +58,7 @@ def send_admin_request(args: argparse.Namespace, request: Any) -> Any:
     from kafka.admin import KafkaAdminClient
     from kafka.errors import KafkaError
 
-    settings = client_settings(getattr(args, "command_config", None))
+    settings = client_settings(command_config(args))
     host, _, port = args.bootstrap_server.rpartition(":")
     if not host or not port.isdigit():
         raise CliError(f"--bootstrap-server {args.bootstrap_server!r}: expected HOST:PORT")

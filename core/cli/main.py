@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from core.backends.errors import BackendError
-from core.cli import acls, broker, consume, groups, produce, quotas, topics, up
+from core.cli import acls, broker, consume, groups, produce, quotas, topics, up, users
 from core.cli.errors import CliError
 from core.cli.logging_setup import (
     add_logging_options,
@@ -32,6 +32,7 @@ BUILTIN_COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "broker": broker.register,
     "acls": acls.register,
     "quotas": quotas.register,
+    "users": users.register,
 }
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "add_command",
     "add_log_option",
     "check_partition",
+    "command_config",
     "open_log",
     "parse_key_values",
     "resolve_log_url",
@@ -53,7 +54,27 @@ def add_command(
     )
     add_log_option(parser)
     add_logging_options(parser)
+    with contextlib.suppress(argparse.ArgumentError):
+        parser.add_argument(
+            "--command-config", metavar="FILE", default=argparse.SUPPRESS,
+            help="client settings for a kafka:// log, as Kafka's tools take them: "
+                 "security.protocol, sasl.mechanism, sasl.username, sasl.password, "
+                 "ssl.ca.location ... (a .properties file)")
     return parser
+
+
+def command_config(args: argparse.Namespace) -> dict[str, str]:
+    """The settings of ``--command-config FILE`` (empty without it); CliError if the file
+    cannot be read."""
+    path = getattr(args, "command_config", None)
+    if not path:
+        return {}
+    from core.broker.config import BrokerConfigError, load_config_file
+
+    try:
+        return {k: str(v) for k, v in load_config_file(path).items()}
+    except BrokerConfigError as exc:
+        raise CliError(f"--command-config: {exc}") from exc
 
 
 def resolve_log_url(args: argparse.Namespace) -> str:
@@ -72,7 +93,7 @@ def open_log(args: argparse.Namespace, *, create: bool = False) -> LogBackend:
     fails at once instead of being retried for a minute.
     """
     url = resolve_log_url(args)
-    config: dict[str, str] = {}
+    config: dict[str, str] = command_config(args)
     scheme = url.strip().partition(":")[0].lower()
     if scheme == "kafka":  # imported for its scheme only: each backend has its own cost
         from core.backends.kafka.config import FAIL_FAST_ON_REFUSED

@@ -118,6 +118,15 @@ class FrameReader:
             raise ValueError(f"cannot grow the frame buffer by {nbytes} bytes")
         self._large_capacity += nbytes
 
+    @property
+    def limit(self) -> int:
+        """The largest frame accepted; a larger size prefix is a ProtocolError."""
+        return self._limit
+
+    @limit.setter
+    def limit(self, value: int) -> None:
+        self._limit = value
+
     def get_buffer(self) -> memoryview:
         """Where the next received bytes go (never empty, unless a managed reader's owner
         did not grant ``growth_wanted``)."""

@@ -98,7 +98,7 @@ class KafkaClient:
             return pool
 
     def _connect(self, address: BrokerAddress, deadline: Deadline) -> BrokerConnection:
-        conn = BrokerConnection(address, self.config.client_id)
+        conn = BrokerConnection(address, self.config.client_id, self.config.security)
         conn.connect(self.config.connect_timeout_ms / 1000, self.request_timeout_s(), deadline)
         self._reached_a_broker = True
         log.debug("connected to %s", address)

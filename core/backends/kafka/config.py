@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.backends.errors import InvalidBackendUrlError, InvalidConfigError
+from core.backends.security import SECURITY_CONFIG_KEYS, ClientSecurity, ClientSecurityError
 from core.log.records import COMPRESSION_CODES
 
 __all__ = [
@@ -167,6 +168,8 @@ class ClientConfig:
     max_idle_connections: int = 8
     fail_fast_on_refused: bool = False
     acks_configured: bool = False
+    #: security.protocol, sasl.*, ssl.* (core.backends.security)
+    security: ClientSecurity = field(default_factory=ClientSecurity)
 
     @classmethod
     def parse(cls, url: str, config: Mapping[str, str] | None = None) -> ClientConfig:
@@ -183,8 +186,12 @@ class ClientConfig:
                 raise InvalidConfigError(
                     f"Invalid value {raw!r} for configuration {name}: {detail}", key=name
                 ) from None
-        ignored = sorted(set(raw_config) - set(CLIENT_CONFIGS))
+        try:
+            security = ClientSecurity.parse(raw_config)
+        except ClientSecurityError as exc:
+            raise InvalidConfigError(str(exc), key=exc.key or "security.protocol") from None
+        ignored = sorted(set(raw_config) - set(CLIENT_CONFIGS) - SECURITY_CONFIG_KEYS)
         if ignored:
             log.debug("kafka backend ignores non-client settings %s", ", ".join(ignored))
         return cls(bootstrap=parse_bootstrap(url), acks_configured="acks" in raw_config,
-                   **values)
+                   security=security, **values)

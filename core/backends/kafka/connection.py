@@ -13,6 +13,7 @@ import contextlib
 import logging
 import select
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -25,6 +26,7 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 from core.backends import errors as be
 from core.backends.kafka.config import BrokerAddress
 from core.backends.kafka.retry import Deadline
+from core.backends.security import ClientSecurity, ClientSecurityError
 from core.protocol.errors import MalformedRequestError
 from core.protocol.header import read_uvarint
 
@@ -72,8 +74,10 @@ def _skip_tagged_fields(buf: memoryview, pos: int) -> int:
 class BrokerConnection:
     """A connected socket plus the broker's API version ranges (from ApiVersions)."""
 
-    def __init__(self, address: BrokerAddress, client_id: str) -> None:
+    def __init__(self, address: BrokerAddress, client_id: str,
+                 security: ClientSecurity | None = None) -> None:
         self.address = address
+        self.security = security or ClientSecurity()
         self.client_id = client_id
         self.versions: dict[int, tuple[int, int]] = {}
         self.broken = False
@@ -94,9 +98,23 @@ class BrokerConnection:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError as exc:
             raise TransportError(f"cannot connect to {self.address}: {exc}") from exc
+        try:
+            sock = self.security.wrap(sock, self.address.host)
+        except ClientSecurityError as exc:
+            sock.close()
+            raise be.InvalidConfigError(str(exc), key=exc.key or "ssl.ca.location") from exc
+        except (OSError, ssl.SSLError) as exc:  # an untrusted broker certificate, a reset
+            sock.close()
+            raise TransportError(f"TLS with {self.address} failed: {exc}") from exc
         self._sock = sock
         try:
             self._negotiate(deadline.cap_s(request_timeout_s))
+            try:
+                self.security.authenticate(
+                    lambda request, version: self.roundtrip(
+                        request, version, deadline.cap_s(request_timeout_s)))
+            except ClientSecurityError as exc:
+                raise be.AuthenticationError(f"{self.address}: {exc}") from exc
         except BaseException:
             self.close()
             raise

@@ -43,9 +43,10 @@ async def handle_describe_cluster(state: BrokerState, ctx: RequestContext
     if request.include_cluster_authorized_operations:
         operations = (authorized_operations(state, ctx, ResourceType.CLUSTER, CLUSTER_NAME)
                       if cluster_allowed(state, ctx, AclOperation.DESCRIBE) else frozenset())
+    host, port = state.advertised_for(ctx.listener)
     broker = DescribeClusterResponse.DescribeClusterBroker(
-        version=version, broker_id=state.node_id, host=state.advertised_host,
-        port=state.advertised_port, rack=None, is_fenced=False)
+        version=version, broker_id=state.node_id, host=host, port=port, rack=None,
+        is_fenced=False)
     return DescribeClusterResponse(
         version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
         endpoint_type=_BROKER_ENDPOINTS, cluster_id=state.cluster_id,

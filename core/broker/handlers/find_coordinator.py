@@ -50,8 +50,8 @@ def _answer(state: BrokerState, ctx: RequestContext, key_type: int, key: str) ->
             return _Answer(ErrorCode.GROUP_AUTHORIZATION_FAILED,
                            f"not authorized to describe group {key}")
         # The only node of its cluster: coordinator of every group, whatever its id.
-        return _Answer(ErrorCode.NONE, None, state.node_id, state.advertised_host,
-                       state.advertised_port)
+        return _Answer(ErrorCode.NONE, None, state.node_id,
+                       *state.advertised_for(ctx.listener))
     if key_type == KEY_TYPE_TRANSACTION:
         log.info("transaction coordinator asked for transactional id %r; not supported", key)
         return _Answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, NO_TRANSACTIONS)

@@ -77,10 +77,10 @@ async def metadata(state: BrokerState, ctx: RequestContext) -> MetadataResponse:
         cluster_operations = (
             authorized_operations(state, ctx, ResourceType.CLUSTER, CLUSTER_NAME)
             if cluster_allowed(state, ctx, AclOperation.DESCRIBE) else frozenset())
+    host, port = state.advertised_for(ctx.listener)  # the listener the client came through
     return MetadataResponse(
         throttle_time_ms=0,
-        brokers=[_Broker(node_id=state.node_id, host=state.advertised_host,
-                         port=state.advertised_port, rack=None)],
+        brokers=[_Broker(node_id=state.node_id, host=host, port=port, rack=None)],
         cluster_id=state.cluster_id,
         controller_id=state.node_id,
         topics=topics,

@@ -1,0 +1,161 @@
+"""Produce and consume throughput over TLS and SASL_SSL against PLAINTEXT, same broker, same run.
+
+Run from the repository root:
+
+    python3 bench/security_throughput.py [--messages 200000] [--repeats 3] [--json]
+
+One ``ferry broker`` serves three listeners: PLAINTEXT, SSL (TLS 1.3, server certificate
+only) and SASL_SSL (SCRAM-SHA-512 over TLS), with certificates made for the run by
+``tests/certificates.py`` (the ``cryptography`` package). For each repeat, and for each
+listener in a rotating order, confluent-kafka (librdkafka) produces ``--messages`` 1 KiB
+values with acks=1 to a fresh one-partition topic (``produce_batch``, then ``flush()``;
+connection, TLS handshake and SASL login happen before the clock starts) and then
+consumes them from the log start (see ``_kafka_clients.py``). The table gives the median
+messages/s and MB/s per listener and the median of the per-repeat ratios against the
+PLAINTEXT run of the same repeat, by wall time and by CPU (broker plus client CPU seconds
+of PLAINTEXT over this listener's: the ratio on a machine with no other load). "other
+load" is the CPU every other process used meanwhile (see ``_cpu_accounting.py``): above a
+few tenths of a core the wall-time ratios are noise. The issue's target: >= 60% of
+PLAINTEXT for 1 KiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import _kafka_clients as kafka
+from _cpu_accounting import Timed, timed
+from _servers import REPO_ROOT, FerryBroker, free_port
+
+sys.path.insert(0, str(REPO_ROOT / "tests"))
+from certificates import make_certificates  # the tests' certificate maker
+
+log = logging.getLogger("bench.security_throughput")
+
+VALUE_SIZE = 1024
+MB = 1_000_000
+USER, PASSWORD = "bench", "bench-secret"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    values = [bytes([65 + i % 26]) * VALUE_SIZE for i in range(1024)]
+    results: dict[str, list[tuple[Timed, Timed]]] = {}
+    with tempfile.TemporaryDirectory(prefix="ferry-security-bench-") as tmp:
+        root = Path(tmp)
+        certs = make_certificates(root)
+        ssl_port, sasl_port = free_port(), free_port()
+        config = {
+            "listeners": f"PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:{ssl_port},"
+                         f"SASL_SSL://127.0.0.1:{sasl_port}",
+            "ssl.keystore.location": str(certs.server),
+            "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        }
+        with FerryBroker(root / "data", config) as broker:
+            plaintext = broker.address
+            _add_scram_user(plaintext)
+            tls = {"security.protocol": "SSL", "ssl.ca.location": str(certs.ca)}
+            listeners = {
+                "PLAINTEXT": (plaintext, {}),
+                "SSL": (f"127.0.0.1:{ssl_port}", tls),
+                "SASL_SSL": (f"127.0.0.1:{sasl_port}", {
+                    **tls, "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+                    "sasl.username": USER, "sasl.password": PASSWORD}),
+            }
+            names = list(listeners)
+            for repeat in range(args.repeats):
+                order = names[repeat % 3:] + names[:repeat % 3]
+                for name in order:
+                    bootstrap, security = listeners[name]
+                    topic = f"bench-{name.lower()}-{uuid.uuid4().hex[:6]}"
+                    kafka.create_topic(plaintext, topic, 1)
+                    produced = timed(broker.pid, lambda b=bootstrap, t=topic, s=security:
+                                     kafka.confluent_produce(b, t, 1, values, args.messages,
+                                                             "1", s))
+                    consumed = timed(broker.pid, lambda b=bootstrap, t=topic, s=security:
+                                     kafka.confluent_consume(b, t, 1, args.messages,
+                                                             VALUE_SIZE, s))
+                    results.setdefault(name, []).append((produced, consumed))
+                    log.info("repeat %d %-9s produce %8.0f msg/s  consume %8.0f msg/s  "
+                             "other load %.2f/%.2f cores", repeat + 1, name,
+                             args.messages / produced.seconds,
+                             args.messages / consumed.seconds, produced.other_cpu,
+                             consumed.other_cpu)
+                    kafka.delete_topic(plaintext, topic)
+    report = _report(results, args.messages)
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        _print_table(report, args)
+    return 0
+
+
+def _add_scram_user(bootstrap: str) -> None:
+    from confluent_kafka.admin import (
+        AdminClient,
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+        USER, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), PASSWORD.encode())])
+    for future in futures.values():
+        future.result(30)
+
+
+def _cpu_s(t: Timed) -> float:
+    """CPU seconds the broker and the client used together during one timed section."""
+    return (t.server_cpu + t.client_cpu) * t.window_s
+
+
+def _report(results: dict[str, list[tuple[Timed, Timed]]], messages: int) -> dict:
+    base = results["PLAINTEXT"]
+    report = {}
+    for name, runs in results.items():
+        pairs = list(zip(runs, base, strict=True))
+        report[name] = {
+            "produce_msgs_s": statistics.median(messages / p.seconds for p, _ in runs),
+            "consume_msgs_s": statistics.median(messages / c.seconds for _, c in runs),
+            # per repeat: this listener's throughput over PLAINTEXT's in the same repeat
+            "produce_ratio": statistics.median(b[0].seconds / r[0].seconds for r, b in pairs),
+            "consume_ratio": statistics.median(b[1].seconds / r[1].seconds for r, b in pairs),
+            # the same from CPU used (broker + client): what the ratio is on a machine with
+            # no other load, where throughput is bounded by these two processes' CPU
+            "produce_cpu_ratio": statistics.median(_cpu_s(b[0]) / _cpu_s(r[0])
+                                                   for r, b in pairs),
+            "consume_cpu_ratio": statistics.median(_cpu_s(b[1]) / _cpu_s(r[1])
+                                                   for r, b in pairs),
+            "other_cpu": statistics.median(max(p.other_cpu, c.other_cpu) for p, c in runs),
+        }
+    return report
+
+
+def _print_table(report: dict, args: argparse.Namespace) -> None:
+    print(f"\n{args.messages} messages of {VALUE_SIZE} B, {args.repeats} repeats, medians\n")
+    print("| listener | produce msg/s | MB/s | vs PLAINTEXT | by CPU | consume msg/s | "
+          "MB/s | vs PLAINTEXT | by CPU | other load (cores) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, r in report.items():
+        print(f"| {name} | {r['produce_msgs_s']:,.0f} | "
+              f"{r['produce_msgs_s'] * VALUE_SIZE / MB:,.1f} | {r['produce_ratio']:.0%} | "
+              f"{r['produce_cpu_ratio']:.0%} | {r['consume_msgs_s']:,.0f} | "
+              f"{r['consume_msgs_s'] * VALUE_SIZE / MB:,.1f} | {r['consume_ratio']:.0%} | "
+              f"{r['consume_cpu_ratio']:.0%} | {r['other_cpu']:.2f} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
