@@ -103,7 +103,7 @@ def _describe(args: argparse.Namespace) -> int:
     check_error(response.error_code, response.error_message)
     for entry in response.entries or ():
         entity = [(e.entity_type, e.entity_name) for e in entry.entity]
-        values = ",".join(f"{v.key}={v.value:g}" for v in entry.values)
+        values = ",".join(f"{v.key}={_number(v.value)}" for v in entry.values)
         sys.stdout.write(f"Quota configs for {_entity_text(entity)} are {values}\n")
     return 0
 
@@ -113,3 +113,8 @@ def _entity_text(entity: list[tuple[str, str | None]]) -> str:
     ordered = sorted(entity, key=lambda e: e[0] != USER)  # the user first, as Kafka
     return ", ".join(f"{names.get(t, t)} '{'<default>' if n is None else n}'"
                      for t, n in ordered)
+
+
+def _number(value: float) -> str:
+    """1048576.0 -> 1048576, 12.5 -> 12.5 (kafka-configs prints rates the same way)."""
+    return str(int(value)) if float(value).is_integer() else repr(value)

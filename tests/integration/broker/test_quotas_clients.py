@@ -104,13 +104,13 @@ def test_kafka_python_sees_produce_and_fetch_throttles(quota_broker) -> None:
 
 def test_quotas_are_described_and_removed(quota_broker, capsys) -> None:
     _quota(quota_broker, "--user", "alice", "--client-default", "--add-config",
-           "producer_byte_rate=1024,request_percentage=25")
+           "producer_byte_rate=1048576,request_percentage=12.5")
     capsys.readouterr()
     assert ferry(["quotas", "describe", "--bootstrap-server", quota_broker.bootstrap,
                   "--user", "alice"]) == 0
     out = capsys.readouterr().out
     assert "user-principal 'alice', client-id '<default>'" in out
-    assert "producer_byte_rate=1024" in out and "request_percentage=25" in out
+    assert "producer_byte_rate=1048576" in out and "request_percentage=12.5" in out
     _quota(quota_broker, "--user", "alice", "--client-default", "--delete-config",
            "producer_byte_rate,request_percentage")
     capsys.readouterr()
