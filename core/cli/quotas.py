@@ -116,5 +116,5 @@ def _entity_text(entity: list[tuple[str, str | None]]) -> str:
 
 
 def _number(value: float) -> str:
-    """1048576.0 -> 1048576, 12.5 -> 12.5 (kafka-configs prints rates the same way)."""
+    """1048576.0 -> 1048576, 12.5 -> 12.5: whole rates without a trailing .0."""
     return str(int(value)) if float(value).is_integer() else repr(value)
