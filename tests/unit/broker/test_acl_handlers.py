@@ -138,3 +138,40 @@ def test_describe_groups_reports_the_callers_operations(broker):
     assert by_id["other"].error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
     assert by_id["g"].error_code == ErrorCode.NONE
     assert set(by_id["g"].authorized_operations) == {AclOperation.READ, AclOperation.DESCRIBE}
+
+
+def test_auto_creation_needs_create_on_the_cluster_or_the_topic(tmp_path):
+    from kafka.protocol.admin import CreateTopicsRequest
+    from kafka.protocol.metadata import MetadataRequest
+
+    b = InProcessBroker(tmp_path, {
+        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+        "auto.create.topics.enable": "true"})
+    try:
+        def lookup(name: str) -> int:
+            response = call(b, MetadataRequest(
+                topics=[MetadataRequest.MetadataRequestTopic(name=name, topic_id=None)],
+                allow_auto_topic_creation=True, include_topic_authorized_operations=False),
+                12)
+            return response.topics[0].error_code
+
+        allow(b, ResourceType.TOPIC, "auto.", AclOperation.DESCRIBE, PatternType.PREFIXED)
+        assert lookup("auto.one") == ErrorCode.TOPIC_AUTHORIZATION_FAILED  # no CREATE
+        assert "auto.one" not in b.manager.topics()
+        assert lookup("other") == ErrorCode.TOPIC_AUTHORIZATION_FAILED  # no DESCRIBE
+        allow(b, ResourceType.TOPIC, "auto.one", AclOperation.CREATE)
+        assert lookup("auto.one") == ErrorCode.NONE and "auto.one" in b.manager.topics()
+        # CREATE on the cluster covers every topic name.
+        allow(b, ResourceType.CLUSTER, "kafka-cluster", AclOperation.CREATE)
+        assert lookup("auto.two") == ErrorCode.NONE
+        created = call(b, CreateTopicsRequest(
+            topics=[CreateTopicsRequest.CreatableTopic(
+                name="anything", num_partitions=1, replication_factor=1, assignments=[],
+                configs=[])], timeout_ms=10000, validate_only=False), 5)
+        result = created.topics[0]
+        assert result.error_code == ErrorCode.NONE
+        # Created, but its configs are not shown without DESCRIBE_CONFIGS (as Kafka).
+        assert result.topic_config_error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        assert result.configs == []
+    finally:
+        b.close()
