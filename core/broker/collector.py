@@ -94,6 +94,13 @@ class BrokerCollector(Collector):
         yield from _authentication_metrics(state)
         yield from _log_metrics(state)
         yield from _lag_metrics(state)
+        if state.quotas is not None:
+            throttled = CounterMetricFamily(
+                "ferry_quota_throttle_seconds", "Seconds clients were throttled for going "
+                "over a client quota, per quota type", labels=["quota"])
+            for key, seconds in sorted(state.quotas.throttled_s.items()):
+                throttled.add_metric([key], seconds)
+            yield throttled
 
 
 def _authentication_metrics(state: BrokerState) -> Iterator[Metric]:

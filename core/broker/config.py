@@ -66,6 +66,26 @@ def _connection_overrides(value: str) -> str | None:
     return None
 
 
+def _authorizer_name(value: str) -> str | None:
+    from core.broker.security.authorizer import KAFKA_AUTHORIZERS
+
+    if value and value not in KAFKA_AUTHORIZERS:
+        return ("unknown authorizer; use org.apache.kafka.metadata.authorizer."
+                "StandardAuthorizer (or kafka.security.authorizer.AclAuthorizer), or leave "
+                "it empty for no authorization")
+    return None
+
+
+def _super_users(value: str) -> str | None:
+    from core.broker.security.authorizer import parse_super_users
+
+    try:
+        parse_super_users(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 @dataclass(frozen=True)
 class _Key:
     name: str
@@ -130,6 +150,18 @@ _KEYS = (
     _Key("connections.max.idle.ms", "int", 600000,
          "A connection without traffic for this long is closed, as is one that sent part "
          "of a request and stopped.", _at_least(1)),
+    # Authorization and client quotas (core.broker.security).
+    _Key("authorizer.class.name", "str", "",
+         "Kafka's StandardAuthorizer or AclAuthorizer class name turns ACLs on (deny by "
+         "default); empty: every request is allowed.", _authorizer_name),
+    _Key("super.users", "str", "",
+         "Principals allowed everything, separated by semicolons (User:admin;User:ops).",
+         _super_users),
+    _Key("allow.everyone.if.no.acl.found", "bool", False,
+         "Allow a request on a resource no ACL applies to."),
+    _Key("quota.window.num", "int", 11, "Samples a client quota's rate is measured over.",
+         _at_least(1)),
+    _Key("quota.window.size.seconds", "int", 1, "Length of one quota sample.", _at_least(1)),
 )
 
 #: Every setting the broker reads, by Kafka name.
@@ -196,6 +228,11 @@ class BrokerConfig:
     max_connections_per_ip: int = INT_MAX
     max_connections_per_ip_overrides: str = ""
     connections_max_idle_ms: int = 600000
+    authorizer_class_name: str = ""
+    super_users: str = ""
+    allow_everyone_if_no_acl_found: bool = False
+    quota_window_num: int = 11
+    quota_window_size_seconds: int = 1
     topic_defaults: TopicConfig = field(default_factory=TopicConfig)
     #: The settings as given (Kafka names, string values), for DescribeConfigs.
     raw: Mapping[str, str] = field(default_factory=dict)

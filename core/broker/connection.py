@@ -41,6 +41,7 @@ from core.broker.log_limit import RateLimitedLog
 from core.broker.registry import lookup
 from core.broker.request_memory import RequestMemoryPool
 from core.broker.security.authenticator import ConnectionAuth, ListenerSecurity
+from core.broker.security.throttling import BusyTimed, Throttle, throttle
 from core.broker.state import BrokerState, CloseConnection, RequestContext
 from core.protocol.codec import Buffer, SupportedApi, decode_request, encode_response
 from core.protocol.errors import ProtocolError
@@ -112,6 +113,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self._closed = False
         self._address: str | None = address  # counted by the quotas until released
         self._handling = False
+        self._throttle_s = 0.0  # a quota's throttle, muting the connection after the answer
         #: time.monotonic() of the last bytes read or answer written
         self.last_active = time.monotonic()
         self.peer = "?"
@@ -263,6 +265,9 @@ class BrokerConnection(asyncio.BufferedProtocol):
             self._handling = True
             try:
                 await self._handle(frame)
+                if self._throttle_s > 0 and not self._closed:
+                    muted, self._throttle_s = self._throttle_s, 0.0
+                    await self._mute(muted)
             finally:
                 self._handling = False
                 self.last_active = time.monotonic()
@@ -305,8 +310,24 @@ class BrokerConnection(asyncio.BufferedProtocol):
             ctx = RequestContext(header.api_key, header.api_version, header.correlation_id,
                                  header.client_id or "", self.peer, self.connection_id,
                                  decoded.body)
+        quotas = self._state.quotas
+        handling_from = time.perf_counter()
+        throttled: list[Throttle] = []
+        busy: BusyTimed | None = None  # the handler's time on the event loop
+
+        def within_quotas(response: Any) -> Any:
+            # Client quotas (KIP-219): the throttle time goes into the answer.
+            if quotas is None:
+                return response
+            handling_s = busy.busy_s if busy is not None \
+                else time.perf_counter() - handling_from  # on the worker: all busy
+            response, held = throttle(quotas, ctx, len(frame), response, handling_s)
+            if held is not None:
+                throttled.append(held)
+            return response
+
         def encode(response: Any) -> list[Buffer]:
-            return encode_response(response, request_class=spec.request_class,
+            return encode_response(within_quotas(response), request_class=spec.request_class,
                                    api_version=header.api_version,
                                    correlation_id=header.correlation_id)
 
@@ -324,7 +345,13 @@ class BrokerConnection(asyncio.BufferedProtocol):
                 chunks: list[Buffer] | None = await self._off_loop(
                     lambda: _serve_on_worker(spec.handler(self._state, ctx), encode))
             else:
-                response = await spec.handler(self._state, ctx)
+                if quotas is not None and quotas.active:
+                    busy = BusyTimed(spec.handler(self._state, ctx))
+                    response = await busy
+                else:  # no quota to measure against: no timing wrapper either
+                    response = await spec.handler(self._state, ctx)
+                if response is None:
+                    within_quotas(None)  # an acks=0 Produce counts too
                 if response is None or self._closed:
                     return
                 chunks = await self._off_loop(lambda: encode(response)) if large \
@@ -345,10 +372,14 @@ class BrokerConnection(asyncio.BufferedProtocol):
             return
         finally:
             unbind_context(bound)
+            if throttled and not throttled[0].delay_answer:
+                self._throttle_s = throttled[0].seconds  # muted once answered
             if metrics is not None:
                 metrics.in_flight -= 1
                 metrics.request_done(header.api_key, header.api_version,
                                      time.perf_counter() - started, failed)
+        if throttled and throttled[0].delay_answer:
+            await self._mute(throttled[0].seconds)
         self._write(chunks)
         if auth is not None and auth.close_after_response:
             self._close_after_write()
@@ -372,6 +403,14 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self._closed = True
         if self._transport is not None:
             self._transport.close()
+
+    async def _mute(self, seconds: float) -> None:
+        """Read nothing from this connection for ``seconds`` (a quota's throttle)."""
+        self._pause("throttle")
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            self._resume("throttle")
 
     def _write(self, chunks: Sequence[Buffer]) -> None:
         transport = self._transport

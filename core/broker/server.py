@@ -34,6 +34,7 @@ from core.broker.security.authenticator import ListenerSecurity
 from core.broker.security.listener_security import build_listener_security
 from core.broker.security.listeners import resolve_listeners
 from core.broker.security.scram_store import FileScramStore
+from core.broker.security.setup import open_security
 from core.broker.state import BrokerState
 from core.group import GroupCoordinator, LogOffsetStore
 from core.log.errors import UnknownTopicError
@@ -301,8 +302,10 @@ async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoo
         for partition in range(manager.topic(topic).partitions):
             producers.load(manager.log(topic, partition))
     log.debug("producer state loaded in %.0f ms", (time.monotonic() - started) * 1000)
+    authorizer, quotas = open_security(config, data_dir)
     state = BrokerState(config, manager, coordinator, producers, config.node_id, target.host,
-                        target.port, cluster_id, asyncio.get_running_loop(), dynamic=dynamic)
+                        target.port, cluster_id, asyncio.get_running_loop(), dynamic=dynamic,
+                        authorizer=authorizer, quotas=quotas)
     state.scram = FileScramStore(data_dir)
     listeners = _listeners(config, listen, advertised, state)
     server = BrokerServer(state, listen, tick_coordinator=tick_coordinator,

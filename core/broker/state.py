@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from core.broker.producer_state import ProducerStateManager
     from core.broker.replication.manager import ReplicaManager
     from core.broker.security.authenticator import AuthCounts, ConnectionAuth
+    from core.broker.security.authorizer import Authorizer
+    from core.broker.security.quotas import ClientQuotaManager
     from core.broker.security.scram_store import ScramCredentialStore
     from core.group import GroupCoordinator
     from core.log.manager import LogManager
@@ -48,6 +50,9 @@ class BrokerState:
       watermarks; see ``core.broker.replication``); None on a single node.
     * ``dynamic``: the configs set by AlterConfigs (None: refused, as in handler tests that
       build a state by hand); ``config`` is the static settings with them on top.
+    * ``authorizer``: the ACL authorizer (None: ``authorizer.class.name`` unset, everything
+      allowed); handlers ask it through ``core.broker.security.access``.
+    * ``quotas``: client quotas and their throttling (None: no quota is enforced).
     """
 
     config: BrokerConfig
@@ -64,6 +69,8 @@ class BrokerState:
     append_waiters: AppendWaiters = field(default_factory=AppendWaiters)
     dynamic: DynamicBrokerConfigs | None = None
     metrics: BrokerMetrics | None = None
+    authorizer: Authorizer | None = None
+    quotas: ClientQuotaManager | None = None
     #: listener name -> (host, port) given to clients that connected through it
     advertised_by_listener: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: SCRAM credentials (None: no store, as in handler tests that build a state by hand)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from core.backends.errors import BackendError
-from core.cli import broker, consume, container, groups, produce, topics, up, users
+from core.cli import acls, broker, consume, container, groups, produce, quotas, topics, up, users
 from core.cli.errors import CliError
 from core.cli.logging_setup import (
     add_logging_options,
@@ -31,6 +31,8 @@ BUILTIN_COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "up": up.register,
     "broker": broker.register,
     "container": container.register,
+    "acls": acls.register,
+    "quotas": quotas.register,
     "users": users.register,
 }
 

@@ -16,6 +16,7 @@ from core.broker.admin_common import (
     storage_error,
 )
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, check_config_access
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import StorageError
 
@@ -29,7 +30,9 @@ async def handle_alter_configs(state: BrokerState, ctx: RequestContext) -> Alter
     req = ctx.request
     version = ctx.api_version
     outcomes = await alter_each_resource(
-        req.resources, lambda resource: _alter(state, resource, req.validate_only))
+        req.resources, lambda resource: check_config_access(
+            state, ctx, resource.resource_type, resource.resource_name,
+            AclOperation.ALTER_CONFIGS) or _alter(state, resource, req.validate_only))
     responses = [
         _Response(version=version, error_code=int(error), error_message=message,
                   resource_type=resource.resource_type, resource_name=resource.resource_name)

@@ -19,6 +19,7 @@ from kafka.protocol.admin import (
 )
 
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, cluster_allowed
 from core.broker.security.scram import (
     MAX_ITERATIONS,
     MECHANISMS,
@@ -46,6 +47,10 @@ async def alter_user_scram_credentials(state: BrokerState, ctx: RequestContext
     def refuse(user: str, code: int, message: str) -> None:
         errors.setdefault(user, (code, message))
 
+    if not cluster_allowed(state, ctx, AclOperation.ALTER):
+        for change in [*request.deletions, *request.upsertions]:
+            refuse(change.name, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                   "altering SCRAM credentials needs ALTER on the cluster")
     for change in [*request.deletions, *request.upsertions]:
         if not change.name:
             refuse(change.name, ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty")

@@ -24,6 +24,7 @@ from core.broker.handlers.create_topics import (
 )
 from core.broker.registry import handles
 from core.broker.replication.manager import NOT_IN_A_CLUSTER
+from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import StorageError
 from core.protocol.errors import ErrorCode
@@ -50,6 +51,9 @@ async def handle_create_partitions(state: BrokerState, ctx: RequestContext
         try:
             if topic.name in repeated:
                 raise AdminError(ErrorCode.INVALID_REQUEST, "Duplicate topic in request.")
+            if not allowed(state, ctx, AclOperation.ALTER, ResourceType.TOPIC, topic.name):
+                raise AdminError(ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                 f"not authorized to alter topic {topic.name}")
             if state.replicas is not None:  # would grow one replica only
                 raise AdminError(ErrorCode.INVALID_REQUEST, NOT_IN_A_CLUSTER)
             await in_thread(state, _grow, state, topic, req.validate_only)

@@ -26,6 +26,12 @@ from core.broker.admin_common import (
 )
 from core.broker.connection_quotas import FileDescriptors
 from core.broker.registry import handles
+from core.broker.security.access import (
+    AclOperation,
+    ResourceType,
+    allowed,
+    topic_or_cluster_allowed,
+)
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import (
     InvalidConfigError,
@@ -90,6 +96,11 @@ async def handle_create_topics(state: BrokerState, ctx: RequestContext) -> Creat
                 f"Create topics request from client `{ctx.client_id}` contains multiple "
                 f"entries for the following topics: {topic.name}")))
             continue
+        if not topic_or_cluster_allowed(state, ctx, AclOperation.CREATE, topic.name):
+            results.append(_error(version, topic.name, AdminError(
+                ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                f"not authorized to create topic {topic.name}")))
+            continue
         if state.replicas is not None:  # a cluster: the active controller decides
             results.append(await _create_in_cluster(state, version, topic, req.validate_only))
             continue
@@ -111,10 +122,15 @@ async def handle_create_topics(state: BrokerState, ctx: RequestContext) -> Creat
             _Config(version=version, name=e.name, value=e.value, read_only=e.read_only,
                     config_source=int(e.source), is_sensitive=e.sensitive)
             for e in topic_config_entries(metadata, state.manager.defaults)]
+        config_error = ErrorCode.NONE
+        if configs and not allowed(state, ctx, AclOperation.DESCRIBE_CONFIGS,
+                                   ResourceType.TOPIC, topic.name):
+            # As Kafka: the topic is created, its configs are not shown to this caller.
+            configs, config_error = [], ErrorCode.TOPIC_AUTHORIZATION_FAILED
         results.append(_Result(
             version=version, name=topic.name, error_code=ErrorCode.NONE, error_message=None,
             num_partitions=plan.partitions, replication_factor=plan.replication_factor,
-            configs=configs))
+            configs=configs, topic_config_error_code=config_error))
     return CreateTopicsResponse(version=version, throttle_time_ms=0, topics=results)
 
 

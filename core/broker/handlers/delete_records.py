@@ -17,6 +17,7 @@ from kafka.protocol.admin import DeleteRecordsRequest, DeleteRecordsResponse
 
 from core.broker.admin_common import in_thread
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import (
     LogClosedError,
@@ -55,6 +56,8 @@ async def handle_delete_records(state: BrokerState, ctx: RequestContext
 async def _delete(state: BrokerState, ctx: RequestContext, topic: str, partition: int,
                   offset: int) -> tuple[int, int]:
     """(error code, low watermark) of one partition."""
+    if not allowed(state, ctx, AclOperation.DELETE, ResourceType.TOPIC, topic):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, INVALID_LOW_WATERMARK
     try:
         metadata = state.manager.topic(topic)
         plog = state.manager.log(topic, partition)

@@ -9,6 +9,7 @@ from kafka.protocol.admin.topics import DeleteTopicsRequest, DeleteTopicsRespons
 from core.broker.admin_common import AdminError, duplicates, in_thread, storage_error
 from core.broker.registry import handles
 from core.broker.replication.manager import NOT_IN_A_CLUSTER
+from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import StorageError
 from core.protocol.errors import ErrorCode
@@ -32,6 +33,9 @@ async def handle_delete_topics(state: BrokerState, ctx: RequestContext) -> Delet
         try:
             if name in repeated:
                 raise AdminError(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+            if not allowed(state, ctx, AclOperation.DELETE, ResourceType.TOPIC, name):
+                raise AdminError(ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                 f"not authorized to delete topic {name}")
             if state.replicas is not None:  # would delete one replica only
                 raise AdminError(ErrorCode.INVALID_REQUEST, NOT_IN_A_CLUSTER)
             await in_thread(state, _delete, state, name)

@@ -2,15 +2,22 @@
 
 Admin clients (``describe_cluster``) ask brokers (endpoint type 1); a request for the
 controller endpoints (type 2) is UNSUPPORTED_ENDPOINT_TYPE, as a Kafka broker answers.
-Authorized operations are every cluster operation: there is no authorizer.
+Authorized operations are the caller's (every cluster operation without an authorizer).
 """
 
 from __future__ import annotations
 
 from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
 
-from core.broker.authorized_operations import CLUSTER_OPERATIONS, NOT_REQUESTED
+from core.broker.authorized_operations import NOT_REQUESTED
 from core.broker.registry import handles
+from core.broker.security.access import (
+    AclOperation,
+    ResourceType,
+    authorized_operations,
+    cluster_allowed,
+)
+from core.broker.security.acl import CLUSTER_NAME
 from core.broker.state import BrokerState, RequestContext
 from core.protocol.errors import ErrorCode
 
@@ -32,8 +39,10 @@ async def handle_describe_cluster(state: BrokerState, ctx: RequestContext
                           "broker answers for broker endpoints (1) only",
             endpoint_type=request.endpoint_type, cluster_id=state.cluster_id,
             controller_id=-1, brokers=[], authorized_operations=NOT_REQUESTED)
-    operations = (CLUSTER_OPERATIONS if request.include_cluster_authorized_operations
-                  else NOT_REQUESTED)
+    operations = NOT_REQUESTED
+    if request.include_cluster_authorized_operations:
+        operations = (authorized_operations(state, ctx, ResourceType.CLUSTER, CLUSTER_NAME)
+                      if cluster_allowed(state, ctx, AclOperation.DESCRIBE) else frozenset())
     host, port = state.advertised_for(ctx.listener)
     broker = DescribeClusterResponse.DescribeClusterBroker(
         version=version, broker_id=state.node_id, host=host, port=port, rack=None,

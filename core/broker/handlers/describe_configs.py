@@ -21,6 +21,7 @@ from core.broker.admin_common import (
 from core.broker.config import BROKER_CONFIGS
 from core.broker.dynamic_names import DYNAMIC_CONFIGS, LISTENER_PREFIXED, is_sensitive
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, check_config_access
 from core.broker.state import BrokerState, RequestContext
 from core.log.config import BROKER_DEFAULT_NAMES, TOPIC_CONFIGS
 from core.log.errors import StorageError
@@ -47,6 +48,8 @@ async def handle_describe_configs(state: BrokerState, ctx: RequestContext
     for resource in req.resources:
         keys = resource.configuration_keys
         try:
+            check_config_access(state, ctx, resource.resource_type, resource.resource_name,
+                                AclOperation.DESCRIBE_CONFIGS)
             entries = _describe(state, resource.resource_type, resource.resource_name)
         except AdminError as exc:
             results.append(_Result(version=version, error_code=int(exc.code),

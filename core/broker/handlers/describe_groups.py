@@ -5,7 +5,14 @@ from __future__ import annotations
 from kafka.protocol.admin.groups import DescribeGroupsRequest, DescribeGroupsResponse
 
 from core.broker.registry import handles
+from core.broker.security.access import (
+    AclOperation,
+    ResourceType,
+    allowed,
+    authorized_operations,
+)
 from core.broker.state import BrokerState, RequestContext
+from core.protocol.errors import ErrorCode
 
 __all__ = ["GROUP_OPERATIONS", "handle_describe_groups"]
 
@@ -24,10 +31,17 @@ async def handle_describe_groups(state: BrokerState, ctx: RequestContext
     version = ctx.api_version
     # v3+: operations only when asked for; None encodes Kafka's "not requested"
     # (Integer.MIN_VALUE).
-    operations = set(GROUP_OPERATIONS) if version >= 3 and req.include_authorized_operations \
-        else None
+    asked = version >= 3 and req.include_authorized_operations
     groups = []
     for group_id in req.groups:
+        if not allowed(state, ctx, AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            groups.append(_Group(
+                version=version, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                group_id=group_id, group_state="", protocol_type="", protocol_data="",
+                authorized_operations=None, members=[]))
+            continue
+        operations = (set(authorized_operations(state, ctx, ResourceType.GROUP, group_id))
+                      if asked else None)
         summary = state.coordinator.describe_group(group_id)
         groups.append(_Group(
             version=version, error_code=int(summary.error_code), group_id=summary.group_id,

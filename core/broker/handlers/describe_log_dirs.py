@@ -5,7 +5,7 @@ requested partition's size in bytes (every segment, as Kafka counts it) and its 
 (the log end minus the high watermark: zero on a single node), and from v4 the volume's
 total and usable bytes. A null topic list means every topic; an unknown topic or partition
 is left out, as Kafka leaves out replicas it does not host. An offline directory answers
-KAFKA_STORAGE_ERROR for the directory with no partitions.
+KAFKA_STORAGE_ERROR for the directory with no partitions. It needs DESCRIBE on the cluster.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from kafka.protocol.admin import DescribeLogDirsRequest, DescribeLogDirsResponse
 
 from core.broker.admin_common import in_thread
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, cluster_allowed
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import UnknownTopicError
 from core.protocol.errors import ErrorCode
@@ -30,6 +31,11 @@ _Partition = _Topic.DescribeLogDirsPartition
 @handles(DescribeLogDirsRequest, versions=(1, 4))
 async def handle_describe_log_dirs(state: BrokerState, ctx: RequestContext
                                    ) -> DescribeLogDirsResponse:
+    if not cluster_allowed(state, ctx, AclOperation.DESCRIBE):
+        # Kafka answers CLUSTER_AUTHORIZATION_FAILED at the top level (v3+) with no dirs.
+        return DescribeLogDirsResponse(version=ctx.api_version, throttle_time_ms=0,
+                                       error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                                       results=[])
     return await in_thread(state, lambda: _describe(state, ctx))
 
 

@@ -15,6 +15,7 @@ from kafka.protocol.admin import (
 )
 
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, cluster_allowed
 from core.broker.security.scram import MECHANISMS
 from core.broker.state import BrokerState, RequestContext
 from core.protocol.errors import ErrorCode
@@ -28,6 +29,11 @@ _Info = _Result.CredentialInfo
 @handles(DescribeUserScramCredentialsRequest, versions=(0, 0))
 async def describe_user_scram_credentials(state: BrokerState, ctx: RequestContext
                                           ) -> DescribeUserScramCredentialsResponse:
+    if not cluster_allowed(state, ctx, AclOperation.DESCRIBE):
+        return DescribeUserScramCredentialsResponse(
+            throttle_time_ms=0, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            error_message="describing SCRAM credentials needs DESCRIBE on the cluster",
+            results=[])
     store = state.scram
     asked = [u.name for u in ctx.request.users or []]
     names = asked or (store.users() if store is not None else [])

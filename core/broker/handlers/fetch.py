@@ -29,6 +29,12 @@ from kafka.protocol.consumer import FetchRequest
 from core.broker.handlers.metadata import LEADER_EPOCH
 from core.broker.registry import handles
 from core.broker.replication.manager import Replica, ReplicationError
+from core.broker.security.access import (
+    AclOperation,
+    ResourceType,
+    allowed_names,
+    cluster_allowed,
+)
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import (
     LogClosedError,
@@ -61,8 +67,9 @@ async def fetch(state: BrokerState, ctx: RequestContext) -> EncodedResponse:
                 else ErrorCode.INVALID_FETCH_SESSION_EPOCH)
         return EncodedResponse(encode_fetch_response(version, [], error_code=code))
     deadline = time.monotonic() + min(max(request.max_wait_ms, 0) / 1000, _MAX_WAIT_S)
+    denied = _denied(state, ctx)
     while True:
-        topics, total, answer_now, ends = _read(state, request, version)
+        topics, total, answer_now, ends = _read(state, request, version, denied)
         remaining = deadline - time.monotonic()
         if total >= request.min_bytes or answer_now or remaining <= 0 or not ends:
             if state.metrics is not None:
@@ -87,7 +94,19 @@ def _count(metrics: BrokerMetrics, topics: list[tuple[str, list[FetchPartitionDa
             metrics.fetched(topic, len(out.records or b""), out.error_code != ErrorCode.NONE)
 
 
-def _read(state: BrokerState, request: object, version: int
+def _denied(state: BrokerState, ctx: RequestContext) -> dict[str, ErrorCode]:
+    """The requested topics this request may not read, with the error to answer: a
+    consumer needs READ on the topic, a follower CLUSTER_ACTION on the cluster."""
+    names = {t.topic for t in ctx.request.topics}
+    if getattr(ctx.request, "replica_id", -1) >= 0:
+        if cluster_allowed(state, ctx, AclOperation.CLUSTER_ACTION):
+            return {}
+        return dict.fromkeys(names, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    readable = allowed_names(state, ctx, AclOperation.READ, ResourceType.TOPIC, names)
+    return dict.fromkeys(names - readable, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+
+
+def _read(state: BrokerState, request: object, version: int, denied: dict[str, ErrorCode]
           ) -> tuple[list[tuple[str, list[FetchPartitionData]]], int, bool,
                      dict[PartitionLog, int]]:
     """One pass over the requested partitions: the response's topics, the bytes found,
@@ -104,6 +123,9 @@ def _read(state: BrokerState, request: object, version: int
             out = FetchPartitionData(p.partition, ErrorCode.NONE, -1, -1, -1,
                                      aborted_transactions_null=null_aborted)
             partitions.append(out)
+            if topic.topic in denied:
+                out.error_code = denied[topic.topic]
+                continue
             replica = None
             try:
                 if state.replicas is not None:

@@ -17,6 +17,7 @@ from kafka.protocol.metadata.find_coordinator import (
 )
 
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
 from core.group import OFFSETS_TOPIC, partition_for
 from core.protocol.errors import ErrorCode
@@ -48,6 +49,9 @@ def _answer(state: BrokerState, ctx: RequestContext, key_type: int, key: str) ->
     if key_type == KEY_TYPE_GROUP and state.replicas is not None:
         return _cluster_coordinator(state, key)
     if key_type == KEY_TYPE_GROUP:
+        if not allowed(state, ctx, AclOperation.DESCRIBE, ResourceType.GROUP, key):
+            return _Answer(ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                           f"not authorized to describe group {key}")
         # The only node of its cluster: coordinator of every group, whatever its id.
         return _Answer(ErrorCode.NONE, None, state.node_id,
                        *state.advertised_for(ctx.listener))

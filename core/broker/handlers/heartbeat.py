@@ -5,7 +5,9 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import HeartbeatRequest, HeartbeatResponse
 
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
+from core.protocol.errors import ErrorCode
 
 __all__ = ["handle_heartbeat"]
 
@@ -13,6 +15,9 @@ __all__ = ["handle_heartbeat"]
 @handles(HeartbeatRequest, versions=(0, 4))
 async def handle_heartbeat(state: BrokerState, ctx: RequestContext) -> HeartbeatResponse:
     req = ctx.request
+    if not allowed(state, ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return HeartbeatResponse(version=ctx.api_version, throttle_time_ms=0,
+                                 error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     version = ctx.api_version
     error = state.coordinator.heartbeat(
         req.group_id, req.generation_id, req.member_id,

@@ -17,6 +17,7 @@ import logging
 from kafka.protocol.producer import InitProducerIdRequest, InitProducerIdResponse
 
 from core.broker.registry import handles
+from core.broker.security.access import idempotent_write_allowed
 from core.broker.state import BrokerState, RequestContext
 from core.protocol.errors import ErrorCode
 
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 @handles(InitProducerIdRequest, versions=(0, 4))
 async def init_producer_id(state: BrokerState, ctx: RequestContext) -> InitProducerIdResponse:
     request = ctx.request
+    if request.transactional_id is None and not idempotent_write_allowed(state, ctx):
+        return _response(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     if request.transactional_id is not None:
         log.warning("refused transactional id %r from %s (client id %r): transactions are "
                     "not supported", request.transactional_id, ctx.client_host, ctx.client_id)

@@ -8,8 +8,10 @@ from kafka.protocol.consumer.group import JoinGroupRequest, JoinGroupResponse
 
 from core.broker.group_bridge import client_host, join_group
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
 from core.group import JoinGroupRequest as CoordinatorJoinRequest
+from core.protocol.errors import ErrorCode
 
 __all__ = ["handle_join_group"]
 
@@ -20,6 +22,11 @@ log = logging.getLogger(__name__)
 async def handle_join_group(state: BrokerState, ctx: RequestContext) -> JoinGroupResponse:
     req = ctx.request
     version = ctx.api_version
+    if not allowed(state, ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return JoinGroupResponse(
+            version=version, throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+            generation_id=-1, protocol_type=None, protocol_name=None if version >= 7 else "",
+            leader="", member_id=req.member_id, members=[])
     result = await join_group(state.coordinator, state.loop, CoordinatorJoinRequest(
         group_id=req.group_id,
         member_id=req.member_id,

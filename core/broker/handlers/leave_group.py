@@ -5,6 +5,7 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import LeaveGroupRequest, LeaveGroupResponse
 
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
 from core.protocol.errors import ErrorCode
 
@@ -15,6 +16,9 @@ __all__ = ["handle_leave_group"]
 async def handle_leave_group(state: BrokerState, ctx: RequestContext) -> LeaveGroupResponse:
     req = ctx.request
     version = ctx.api_version
+    if not allowed(state, ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return LeaveGroupResponse(version=version, throttle_time_ms=0,
+                                  error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, members=[])
     if version >= 3:
         members = [(m.member_id, m.group_instance_id) for m in req.members or ()]
     else:

@@ -5,6 +5,12 @@ from __future__ import annotations
 from kafka.protocol.admin.groups import ListGroupsRequest, ListGroupsResponse
 
 from core.broker.registry import handles
+from core.broker.security.access import (
+    AclOperation,
+    ResourceType,
+    allowed_names,
+    cluster_allowed,
+)
 from core.broker.state import BrokerState, RequestContext
 from core.group import CoordinatorError
 from core.protocol.errors import ErrorCode
@@ -26,6 +32,11 @@ async def handle_list_groups(state: BrokerState, ctx: RequestContext) -> ListGro
     # KIP-518: an empty filter means every state. Clients send Kafka's spelling
     # ("Stable"); matching ignores case, as the admin clients' parsers do.
     wanted = {s.lower() for s in req.states_filter or ()} if version >= 4 else set()
+    if not cluster_allowed(state, ctx, AclOperation.DESCRIBE):
+        # Without DESCRIBE on the cluster, only the groups the caller may describe.
+        visible = allowed_names(state, ctx, AclOperation.DESCRIBE, ResourceType.GROUP,
+                                [g[0] for g in groups])
+        groups = [g for g in groups if g[0] in visible]
     return ListGroupsResponse(version=version, throttle_time_ms=0, error_code=ErrorCode.NONE,
                               groups=[_Listed(version=version, group_id=group_id,
                                               protocol_type=protocol_type, group_state=state_)

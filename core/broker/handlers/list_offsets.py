@@ -16,6 +16,7 @@ from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
 from core.broker.handlers.metadata import LEADER_EPOCH
 from core.broker.registry import handles
 from core.broker.replication.manager import ReplicationError
+from core.broker.security.access import AclOperation, ResourceType, allowed_names
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import LogClosedError, StorageError, UnknownTopicError
 from core.log.log import PartitionLog
@@ -36,10 +37,14 @@ _PartitionResponse = _TopicResponse.ListOffsetsPartitionResponse
 @handles(ListOffsetsRequest, versions=(1, 7))
 async def list_offsets(state: BrokerState, ctx: RequestContext) -> ListOffsetsResponse:
     topics = []
+    describable = allowed_names(state, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                {t.name for t in ctx.request.topics})
     for topic in ctx.request.topics:
         partitions = []
         for p in topic.partitions:
-            if state.replicas is not None:
+            if topic.name not in describable:
+                code, offset, timestamp, epoch = ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1, -1, -1
+            elif state.replicas is not None:
                 code, offset, timestamp, epoch = _lookup_leader(
                     state, topic.name, p.partition_index, p.timestamp,
                     p.current_leader_epoch if ctx.api_version >= 4 else -1, ctx.api_version)

@@ -6,7 +6,9 @@ or is created with num.partitions partitions when auto.create.topics.enable is o
 request allows it (v4+ ``allow_auto_topic_creation``; always allowed below v4), and then
 described at once rather than after a LEADER_NOT_AVAILABLE round trip: the topic is
 complete when ``create_topic`` returns. An illegal name is INVALID_TOPIC_EXCEPTION.
-Authorized operations (v8+), when asked for, are every operation: there is no authorizer.
+With an authorizer, the topic list hides topics the caller may not DESCRIBE, a named one
+is TOPIC_AUTHORIZATION_FAILED, auto-creation needs CREATE on the cluster or the topic, and
+the authorized operations (v8+) are the caller's (``core.broker.security.access``).
 
 In a cluster the answer comes from the committed metadata image instead: the unfenced
 brokers, each partition's leader, leader epoch, replicas, ISR and offline replicas; a
@@ -24,12 +26,17 @@ from functools import lru_cache
 
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from core.broker.authorized_operations import (
-    CLUSTER_OPERATIONS,
-    NOT_REQUESTED,
-    TOPIC_OPERATIONS,
-)
+from core.broker.authorized_operations import NOT_REQUESTED
 from core.broker.registry import handles
+from core.broker.security.access import (
+    AclOperation,
+    ResourceType,
+    allowed,
+    authorized_operations,
+    cluster_allowed,
+    topic_or_cluster_allowed,
+)
+from core.broker.security.acl import CLUSTER_NAME
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import InvalidTopicError, StorageError, TopicExistsError, UnknownTopicError
 from core.log.manager import TopicMetadata
@@ -59,19 +66,14 @@ async def metadata(state: BrokerState, ctx: RequestContext) -> MetadataResponse:
     if state.replicas is not None:
         return await _cluster_metadata(state, ctx)
     if requested is None or (ctx.api_version == 0 and not requested):
-        topics = [_describe(state, meta) for meta in _all_topics(state)]
+        topics = [_describe(state, meta) for meta in _all_topics(state)
+                  if allowed(state, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, meta.name)]
     else:
         allow_create = state.config.auto_create_topics_enable and (
             ctx.api_version < 4 or request.allow_auto_topic_creation)
         topics = [await _lookup(state, ctx, t.name, t.topic_id, allow_create)
                   for t in requested]
-    if ctx.api_version >= 8 and request.include_topic_authorized_operations:
-        for topic in topics:
-            if topic.error_code == ErrorCode.NONE:
-                topic.authorized_operations = TOPIC_OPERATIONS
-    cluster_operations = NOT_REQUESTED
-    if 8 <= ctx.api_version <= 10 and request.include_cluster_authorized_operations:
-        cluster_operations = CLUSTER_OPERATIONS
+    cluster_operations = _authorized_operations(state, ctx, topics)
     host, port = state.advertised_for(ctx.listener)  # the listener the client came through
     return MetadataResponse(
         throttle_time_ms=0,
@@ -83,6 +85,21 @@ async def metadata(state: BrokerState, ctx: RequestContext) -> MetadataResponse:
     )
 
 
+def _authorized_operations(state: BrokerState, ctx: RequestContext, topics: list) -> object:
+    """Fill each answered topic's authorized operations (v8+, when asked) with the
+    caller's; return the cluster's (v8-v10, when asked), as Kafka computes them."""
+    request = ctx.request
+    if ctx.api_version >= 8 and request.include_topic_authorized_operations:
+        for topic in topics:
+            if topic.error_code == ErrorCode.NONE:
+                topic.authorized_operations = authorized_operations(
+                    state, ctx, ResourceType.TOPIC, topic.name)
+    if 8 <= ctx.api_version <= 10 and request.include_cluster_authorized_operations:
+        return (authorized_operations(state, ctx, ResourceType.CLUSTER, CLUSTER_NAME)
+                if cluster_allowed(state, ctx, AclOperation.DESCRIBE) else frozenset())
+    return NOT_REQUESTED
+
+
 async def _lookup(state: BrokerState, ctx: RequestContext, name: str | None,
                   topic_id: uuid.UUID | None, allow_create: bool) -> object:
     manager = state.manager
@@ -91,6 +108,8 @@ async def _lookup(state: BrokerState, ctx: RequestContext, name: str | None,
             if topic_id is not None and topic_uuid(meta.topic_id) == topic_id:
                 return _describe(state, meta)
         return _error(ErrorCode.UNKNOWN_TOPIC_ID, None, topic_id)
+    if not allowed(state, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+        return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, name)
     try:
         validate_topic_name(name)
     except InvalidTopicError:
@@ -100,6 +119,8 @@ async def _lookup(state: BrokerState, ctx: RequestContext, name: str | None,
     except UnknownTopicError:
         if not allow_create:
             return _error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name)
+        if not topic_or_cluster_allowed(state, ctx, AclOperation.CREATE, name):
+            return _error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, name)
     try:
         # Off the event loop: creating a topic writes and fsyncs files.
         created = await asyncio.to_thread(manager.create_topic, name,
@@ -159,7 +180,8 @@ async def _cluster_metadata(state: BrokerState, ctx: RequestContext) -> Metadata
              else None)
     topics = []
     if names is None:
-        topics = [_cluster_topic(image, name, state) for name in sorted(image.topics)]
+        topics = [_cluster_topic(image, name, state) for name in sorted(image.topics)
+                  if allowed(state, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)]
     else:
         allow_create = state.config.auto_create_topics_enable and (
             ctx.api_version < 4 or request.allow_auto_topic_creation)
@@ -171,10 +193,17 @@ async def _cluster_metadata(state: BrokerState, ctx: RequestContext) -> Metadata
                 if name is None:
                     topics.append(_error(ErrorCode.UNKNOWN_TOPIC_ID, None, t.topic_id))
                     continue
+            if not allowed(state, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name):
+                topics.append(_error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, name))
+                continue
             try:
                 validate_topic_name(name)
             except InvalidTopicError:
                 topics.append(_error(ErrorCode.INVALID_TOPIC_EXCEPTION, name))
+                continue
+            if (name not in image.topics and allow_create
+                    and not topic_or_cluster_allowed(state, ctx, AclOperation.CREATE, name)):
+                topics.append(_error(ErrorCode.TOPIC_AUTHORIZATION_FAILED, name))
                 continue
             if name not in image.topics and allow_create:
                 code = await replicas.create_topic(name, state.config.num_partitions, None, {})
@@ -183,13 +212,7 @@ async def _cluster_metadata(state: BrokerState, ctx: RequestContext) -> Metadata
                     continue
                 image = replicas.image
             topics.append(_cluster_topic(image, name, state))
-    if ctx.api_version >= 8 and request.include_topic_authorized_operations:
-        for topic in topics:
-            if topic.error_code == ErrorCode.NONE:
-                topic.authorized_operations = TOPIC_OPERATIONS
-    cluster_operations = NOT_REQUESTED
-    if 8 <= ctx.api_version <= 10 and request.include_cluster_authorized_operations:
-        cluster_operations = CLUSTER_OPERATIONS
+    cluster_operations = _authorized_operations(state, ctx, topics)
     brokers = [_Broker(node_id=broker_id, host=host, port=port, rack=rack)
                for broker_id, host, port, rack in replicas.live_brokers()]
     controller = replicas.controller_id()

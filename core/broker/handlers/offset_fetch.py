@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from kafka.protocol.consumer.group import OffsetFetchRequest, OffsetFetchResponse
 
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, ResourceType, allowed, allowed_names
 from core.broker.state import BrokerState, RequestContext
 from core.group import CommittedOffset, CoordinatorError, TopicPartitionKey
 from core.protocol.errors import ErrorCode
@@ -27,6 +28,13 @@ async def handle_offset_fetch(state: BrokerState, ctx: RequestContext) -> Offset
     # v7's require_stable is accepted and has nothing to wait for: without transactions
     # no offset is ever pending.
     wanted: list[TopicPartitionKey] | None = None
+    if not allowed(state, ctx, AclOperation.DESCRIBE, ResourceType.GROUP, req.group_id):
+        denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+        if version >= 2:
+            return OffsetFetchResponse(version=version, throttle_time_ms=0,
+                                       error_code=denied, topics=[])
+        return _response(version, [(t.name, p) for t in req.topics for p in t.partition_indexes],
+                         {}, denied)
     if req.topics is not None:
         wanted = [(t.name, p) for t in req.topics for p in t.partition_indexes]
     try:
@@ -37,10 +45,19 @@ async def handle_offset_fetch(state: BrokerState, ctx: RequestContext) -> Offset
             return OffsetFetchResponse(version=version, throttle_time_ms=0,
                                        error_code=exc.error_code, topics=[])
         return _response(version, wanted or [], {}, exc.error_code)
+    describable = allowed_names(state, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                {tp[0] for tp in (wanted if wanted is not None else committed)})
     if wanted is None:
-        # Null topics (v2+): every partition the group has committed.
-        wanted = sorted(committed)
-    return _response(version, wanted, committed, ErrorCode.NONE)
+        # Null topics (v2+): every partition the group has committed (that the caller may
+        # describe: the others are left out, as Kafka does).
+        wanted = sorted(tp for tp in committed if tp[0] in describable)
+    response = _response(version, wanted, committed, ErrorCode.NONE)
+    for topic in response.topics:
+        if topic.name not in describable:
+            for p in topic.partitions:
+                p.error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                p.committed_offset, p.committed_leader_epoch, p.metadata = NO_OFFSET, -1, ""
+    return response
 
 
 def _response(version: int, partitions: Iterable[TopicPartitionKey],

@@ -19,6 +19,12 @@ from core.broker.handlers.metadata import LEADER_EPOCH
 from core.broker.registry import handles
 from core.broker.replication.leader_epoch import UNDEFINED, EpochEntry, LeaderEpochCache
 from core.broker.replication.manager import ReplicationError
+from core.broker.security.access import (
+    AclOperation,
+    ResourceType,
+    allowed_names,
+    cluster_allowed,
+)
 from core.broker.state import BrokerState, RequestContext
 from core.log.errors import LogClosedError, UnknownTopicError
 from core.protocol.errors import ErrorCode
@@ -34,13 +40,25 @@ _SINGLE_NODE = LeaderEpochCache([EpochEntry(LEADER_EPOCH, 0)])
 @handles(OffsetForLeaderEpochRequest, versions=(0, 4))
 async def offset_for_leader_epoch(state: BrokerState, ctx: RequestContext) -> object:
     version = ctx.api_version
+    names = [t.topic for t in ctx.request.topics]
+    # As Kafka: a follower (replica id >= 0, v3+) needs CLUSTER_ACTION, a consumer DESCRIBE
+    # on each topic; the others answer TOPIC_AUTHORIZATION_FAILED.
+    replica_id = ctx.request.replica_id if version >= 3 else -1
+    if replica_id >= 0:
+        permitted = (set(names) if cluster_allowed(state, ctx, AclOperation.CLUSTER_ACTION)
+                     else set())
+    else:
+        permitted = allowed_names(state, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                  names)
     topics = []
     for topic in ctx.request.topics:
         partitions = []
         for p in topic.partitions:
             current = p.current_leader_epoch if version >= 2 else -1
-            code, epoch, end = _end_of(state, topic.topic, p.partition, current,
-                                       p.leader_epoch)
+            code, epoch, end = (
+                _end_of(state, topic.topic, p.partition, current, p.leader_epoch)
+                if topic.topic in permitted
+                else (ErrorCode.TOPIC_AUTHORIZATION_FAILED, UNDEFINED, UNDEFINED))
             partitions.append(_Partition(version=version, error_code=code,
                                          partition=p.partition, leader_epoch=epoch,
                                          end_offset=end))

@@ -41,6 +41,7 @@ from core.broker.legacy_records import to_record_batch
 from core.broker.producer_state import ProducerStateError
 from core.broker.registry import handles
 from core.broker.replication.manager import Replica, ReplicationError
+from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, CloseConnection, RequestContext
 from core.log.errors import (
     CorruptRecordError,
@@ -85,9 +86,13 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
     failures: list[str] = []
     replicated: list[_LeaderAppend] = []
     metrics = state.metrics
+    transactional = getattr(request, "transactional_id", None)
+    txn_denied = transactional is not None and not allowed(
+        state, ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional)
     for topic_data in request.topic_data:
         partitions = []
         internal = _is_internal(state, topic_data.name)
+        writable = allowed(state, ctx, AclOperation.WRITE, ResourceType.TOPIC, topic_data.name)
         for data in topic_data.partition_data:
             response = _PartitionResponse(index=data.index, error_code=ErrorCode.NONE,
                                           base_offset=-1, log_append_time_ms=-1,
@@ -95,6 +100,12 @@ async def produce(state: BrokerState, ctx: RequestContext) -> ProduceResponse | 
                                           error_message=None)
             partitions.append(response)
             try:
+                if txn_denied:
+                    raise _Rejected(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                    f"not authorized to write as {transactional}")
+                if not writable:
+                    raise _Rejected(ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                                    f"not authorized to write to {topic_data.name}")
                 if acks not in (-1, 0, 1):
                     raise _Rejected(ErrorCode.INVALID_REQUIRED_ACKS,
                                     f"acks must be -1, 0 or 1, not {acks}")

@@ -6,8 +6,10 @@ from kafka.protocol.consumer.group import SyncGroupRequest, SyncGroupResponse
 
 from core.broker.group_bridge import sync_group
 from core.broker.registry import handles
+from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
 from core.group import SyncGroupRequest as CoordinatorSyncRequest
+from core.protocol.errors import ErrorCode
 
 __all__ = ["handle_sync_group"]
 
@@ -16,6 +18,11 @@ __all__ = ["handle_sync_group"]
 async def handle_sync_group(state: BrokerState, ctx: RequestContext) -> SyncGroupResponse:
     req = ctx.request
     version = ctx.api_version
+    if not allowed(state, ctx, AclOperation.READ, ResourceType.GROUP, req.group_id):
+        return SyncGroupResponse(
+            version=version, throttle_time_ms=0,
+            error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, protocol_type=None,
+            protocol_name=None, assignment=b"")
     assignments: dict[str, bytes] = {}
     for a in req.assignments or ():
         assignments[a.member_id] = bytes(a.assignment)

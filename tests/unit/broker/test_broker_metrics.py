@@ -235,3 +235,17 @@ def test_log_flushes_are_timed(observed):
     assert metrics.value("ferry_log_flush_duration_seconds_count") == before + 2
     assert metrics.value("ferry_log_flush_duration_seconds_bucket", le="+Inf") == before + 2
     assert metrics.value("ferry_log_flush_duration_seconds_sum") > 0
+
+
+def test_quota_throttling_is_counted(observed):
+    from core.broker.security.quotas import QuotaAlteration
+
+    broker, url = observed
+    broker.state.quotas.alter([QuotaAlteration((("client-id", None),),
+                                               {"producer_byte_rate": 10})], False)
+    with contextlib.closing(broker.client()) as client:
+        response = client.call(produce_request("t", 0, encode_batch(records(50))), 9)
+    assert response.throttle_time_ms > 0
+    seconds = scrape(url).value("ferry_quota_throttle_seconds_total",
+                                quota="producer_byte_rate")
+    assert seconds == pytest.approx(response.throttle_time_ms / 1000, abs=0.001)

@@ -1,0 +1,92 @@
+"""One admin request to a broker, for the ``acls`` and ``quotas`` commands.
+
+These APIs administer a Kafka-protocol broker, not a log, so they are not part of the
+LogBackend; the commands send them with kafka-python's admin client, which negotiates the
+version and speaks TLS and SASL (PLAIN, SCRAM). ``--command-config FILE`` takes the
+client settings an operator already uses with ``kafka-acls --command-config``, read by
+``core.backends.security`` as for every Ferry client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import socket
+from typing import Any
+
+from core.cli.errors import CliError
+from core.cli.options import command_config
+
+__all__ = ["add_bootstrap_option", "check_error", "client_settings", "send_admin_request"]
+
+_TIMEOUT_MS = 30000
+
+
+def add_bootstrap_option(parser: argparse.ArgumentParser) -> None:
+    """``--bootstrap-server``; ``--command-config`` comes with every command
+    (``core.cli.options.add_command``)."""
+    parser.add_argument("--bootstrap-server", metavar="HOST:PORT", required=True,
+                        help="the broker to administer")
+
+
+def client_settings(settings: dict[str, str]) -> dict[str, Any]:
+    """kafka-python keywords for Kafka client security settings (read, and checked, by
+    ``core.backends.security`` as for every Ferry client)."""
+    from core.backends.security import ClientSecurity, ClientSecurityError
+
+    try:
+        security = ClientSecurity.parse(settings)
+    except ClientSecurityError as exc:
+        raise CliError(f"--command-config: {exc}") from None
+    result: dict[str, Any] = {"security_protocol": security.protocol}
+    if security.uses_sasl:
+        result.update(sasl_mechanism=security.mechanism,
+                      sasl_plain_username=security.username,
+                      sasl_plain_password=security.password)
+    if security.uses_tls:
+        result.update(ssl_cafile=security.ca_file or None,
+                      ssl_certfile=security.cert_file or None,
+                      ssl_keyfile=security.key_file or None,
+                      ssl_password=security.key_password or None,
+                      ssl_check_hostname=security.check_hostname)
+    return result
+
+
+def send_admin_request(args: argparse.Namespace, request: Any) -> Any:
+    """Send ``request`` at the highest version both sides speak; the decoded response.
+    Raises CliError when the broker cannot be reached or does not serve the API."""
+    from kafka.admin import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    settings = client_settings(command_config(args))
+    host, _, port = args.bootstrap_server.rpartition(":")
+    if not host or not port.isdigit():
+        raise CliError(f"--bootstrap-server {args.bootstrap_server!r}: expected HOST:PORT")
+    try:  # fail at once, in one line, where nothing listens
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as exc:
+        raise CliError(f"cannot connect to {args.bootstrap_server}: "
+                       f"{exc.strerror or exc}") from None
+    # kafka-python logs every retry; the command reports the outcome in one line.
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=args.bootstrap_server,
+                                 request_timeout_ms=_TIMEOUT_MS, **settings)
+    except (KafkaError, ValueError, TypeError, OSError) as exc:
+        raise CliError(f"cannot reach the broker at {args.bootstrap_server}: {exc}") from None
+    try:
+        return admin._manager.run(admin._manager.send, request)  # kafka-python's sender
+    except (KafkaError, OSError) as exc:
+        raise CliError(f"{type(request).__name__} to {args.bootstrap_server} failed: "
+                       f"{exc}") from None
+    finally:
+        admin.close()
+
+
+def check_error(code: int, message: str | None) -> None:
+    """Raise CliError naming Kafka's error for a non-zero error code."""
+    if code != 0:
+        from kafka.errors import for_code
+
+        name = getattr(for_code(code), "message", None) or f"error code {code}"
+        raise CliError(f"the broker refused: {name}" + (f": {message}" if message else ""))
