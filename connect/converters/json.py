@@ -56,6 +56,7 @@ _ENVELOPE_REQUIRED = (
 )
 _ENVELOPE_START = '{"schema":'
 _PAYLOAD_KEY = ',"payload":'
+_SCHEMALESS_HEAD = (_ENVELOPE_START + "null" + _PAYLOAD_KEY).encode("utf-8")
 
 
 class JsonConverterConfig(AbstractConfig):
@@ -164,14 +165,33 @@ class _LruCache(Generic[K, V]):
         entries.move_to_end(key)
         return value
 
+    def put(self, key: K, value: V) -> None:
+        """Replace (or add) the entry of ``key``, keyed by the given key object."""
+        if self._size > 0:
+            self._entries.pop(key, None)
+            self._entries[key] = value
+            if len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
 
 class _Written:
-    """What writing values of one schema needs: its JSON text and its value encoder."""
+    """What writing values of one schema needs: the schema object the encoder was
+    compiled for, its JSON text, the envelope's bytes before the payload, and its
+    value encoder."""
 
-    __slots__ = ("encode", "schema_text")
+    __slots__ = ("encode", "envelope_head", "schema", "schema_text")
 
-    def __init__(self, schema_text: str, encode: Encode) -> None:
+    def __init__(self, schema: Schema, schema_text: str, encode: Encode) -> None:
+        self.schema = schema
         self.schema_text = schema_text
+        # The schema part is the same for every value: encoded once, the envelope is
+        # one bytes concatenation per value instead of building and encoding ~kB of text.
+        try:
+            self.envelope_head = (_ENVELOPE_START + schema_text + _PAYLOAD_KEY).encode()
+        except UnicodeEncodeError as exc:
+            raise DataError(
+                f"Cannot write a string with a lone surrogate as UTF-8: {exc}"
+            ) from None
         self.encode = encode
 
 
@@ -227,17 +247,15 @@ class JsonConverter(HeaderCapableConverter):
         if schema is None:
             if value is None:
                 return None
-            schema_text, payload = "null", self._encoder.encode_schemaless(value)
+            payload = self._encoder.encode_schemaless(value)
+            head = _SCHEMALESS_HEAD
         else:
             written = self._written_for(schema)
-            schema_text, payload = written.schema_text, written.encode(value)
-        text = (
-            _ENVELOPE_START + schema_text + _PAYLOAD_KEY + payload + "}"
-            if self._schemas_enabled
-            else payload
-        )
+            payload, head = written.encode(value), written.envelope_head
         try:
-            return text.encode("utf-8")
+            if self._schemas_enabled:
+                return b"".join((head, payload.encode("utf-8"), b"}"))
+            return payload.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise DataError(
                 f"Cannot write a string with a lone surrogate as UTF-8: {exc}"
@@ -251,12 +269,18 @@ class JsonConverter(HeaderCapableConverter):
         if schema is self._last_schema and self._last_written is not None:
             return self._last_written
         written = self._written.get_or_create(schema, lambda: self._compile_writer(schema))
+        if written.schema is not schema:
+            # An equal schema object seen before (a connector rebuilt its schema): the
+            # encoder recognises structs of its own schema object by identity, so one
+            # compiled for this object saves a deep schema comparison per value.
+            written = self._compile_writer(schema)
+            self._written.put(schema, written)
         self._last_schema, self._last_written = schema, written
         return written
 
     def _compile_writer(self, schema: Schema) -> _Written:
         encode = self._encoder.compile(schema)
-        return _Written(schema_to_json(schema, self._encoder.default_to_json), encode)
+        return _Written(schema, schema_to_json(schema, self._encoder.default_to_json), encode)
 
     # -- bytes to Connect data ----------------------------------------------------------
 
