@@ -9,6 +9,7 @@ for the schema text, ``json_encode`` and ``json_decode`` for values. Also a
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
@@ -56,6 +57,10 @@ _ENVELOPE_REQUIRED = (
 )
 _ENVELOPE_START = '{"schema":'
 _PAYLOAD_KEY = ',"payload":'
+# The envelope's tokens around the schema and the payload, with JSON's whitespace.
+_HEAD = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"schema"[ \t\n\r]*:[ \t\n\r]*')
+_MIDDLE = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"payload"[ \t\n\r]*:[ \t\n\r]*')
+_TAIL = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*\Z")
 _SCHEMALESS_HEAD = (_ENVELOPE_START + "null" + _PAYLOAD_KEY).encode("utf-8")
 
 
@@ -294,10 +299,9 @@ class JsonConverter(HeaderCapableConverter):
             if not text.strip():
                 return SchemaAndValue.NULL  # Jackson reads no content as a missing node
             return SchemaAndValue(None, _parse(FAST_JSON, text))
-        if text.startswith(_ENVELOPE_START):
-            fast = self._read_envelope(text)
-            if fast is not None:
-                return fast
+        fast = self._read_envelope(text)
+        if fast is not None:
+            return fast
         return self._read_document(text)
 
     def as_connect_schema(self, json_schema: Any) -> Schema | None:
@@ -305,11 +309,15 @@ class JsonConverter(HeaderCapableConverter):
         return self._read_entry(json_schema).schema
 
     def _read_envelope(self, text: str) -> SchemaAndValue | None:
-        # Kafka's own output is exactly {"schema":S,"payload":P}; read S by comparing it
+        # An envelope {"schema":S,"payload":P}, as Kafka writes it or with JSON whitespace
+        # between the tokens (as Python's json.dumps writes it): read S by comparing it
         # with the schema text seen last (a complete JSON value, so a prefix match is a
         # match), else by parsing it, and P with the parser the schema needs. Anything
-        # else (spaces, another key order, bad JSON) takes the general path.
-        start = len(_ENVELOPE_START)
+        # else (another key order, more keys, bad JSON) takes the general path.
+        head = _HEAD.match(text)
+        if head is None:
+            return None
+        start = head.end()
         try:
             if text.startswith(self._last_read_text, start):
                 read, end = self._last_read, start + len(self._last_read_text)
@@ -318,12 +326,13 @@ class JsonConverter(HeaderCapableConverter):
                 schema_text = text[start:end]
                 read = self._read.get_or_create(schema_text, lambda: self._read_entry(node))
                 self._last_read_text, self._last_read = schema_text, read
-            if not text.startswith(_PAYLOAD_KEY, end):
+            middle = _MIDDLE.match(text, end)
+            if middle is None:
                 return None
-            payload, end = read.parser.raw_decode(text, end + len(_PAYLOAD_KEY))
+            payload, end = read.parser.raw_decode(text, middle.end())
         except ValueError:
             return None
-        if text[end:].strip() != "}":
+        if _TAIL.match(text, end) is None:
             return None
         if read.decode is None:
             return SchemaAndValue(None, payload)

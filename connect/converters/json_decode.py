@@ -186,13 +186,11 @@ class JsonDecoder:
                 raise DataError(
                     f"Structs should be encoded as JSON objects, but found {_json_type(node)}"
                 )
-            struct = Struct(schema)
-            put, get = struct.put, node.get
-            for name, dec in fields:
-                value = dec(get(name))
-                if value is not None:
-                    put(name, value)
-            return struct
+            # Each field decoder returns only values valid for its field's schema (or
+            # raises), so the struct is filled without validating them a second time.
+            get = node.get
+            return Struct.from_values(schema, [dec(get(name)) for name, dec in fields],
+                                      validate=False)
 
         return decode
 
