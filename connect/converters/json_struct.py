@@ -75,7 +75,8 @@ def compile_struct_encoder(schema: Schema, field_encoders: list[Encode],
         f"        {unpack}values\n"
         f"    return {body}\n"
     )
-    exec(compile(source, f"<json struct encoder {schema.name or ''}>", "exec"), names)
+    # A fixed file name: a schema name may hold characters compile() refuses (NUL).
+    exec(compile(source, "<json struct encoder>", "exec"), names)
     return names["encode"]  # type: ignore[no-any-return]
 
 
