@@ -57,9 +57,11 @@ class ConnectRecord:
                  timestamp: int | None = None,
                  headers: Headers | Iterable[Header] | None = None) -> None:
         object.__setattr__(self, "__dict__", {
-            "topic": _topic(topic), "kafka_partition": kafka_partition,
+            "topic": topic if type(topic) is str else _topic(topic),
+            "kafka_partition": kafka_partition,
             "key_schema": key_schema, "key": key, "value_schema": value_schema,
-            "value": value, "timestamp": timestamp, "headers": _headers(headers)})
+            "value": value, "timestamp": timestamp,
+            "headers": headers if type(headers) is Headers else _headers(headers)})
 
     def __post_init__(self) -> None:
         _topic(self.topic)
@@ -140,9 +142,11 @@ class SourceRecord(ConnectRecord):
                  source_partition: Mapping[str, Any] | None = None,
                  source_offset: Mapping[str, Any] | None = None) -> None:
         object.__setattr__(self, "__dict__", {
-            "topic": _topic(topic), "kafka_partition": kafka_partition,
+            "topic": topic if type(topic) is str else _topic(topic),
+            "kafka_partition": kafka_partition,
             "key_schema": key_schema, "key": key, "value_schema": value_schema,
-            "value": value, "timestamp": timestamp, "headers": _headers(headers),
+            "value": value, "timestamp": timestamp,
+            "headers": headers if type(headers) is Headers else _headers(headers),
             "source_partition": source_partition, "source_offset": source_offset})
 
 
@@ -177,9 +181,11 @@ class SinkRecord(ConnectRecord):
                  original_kafka_partition: int | None = None,
                  original_kafka_offset: int | None = None) -> None:
         object.__setattr__(self, "__dict__", {
-            "topic": _topic(topic), "kafka_partition": kafka_partition,
+            "topic": topic if type(topic) is str else _topic(topic),
+            "kafka_partition": kafka_partition,
             "key_schema": key_schema, "key": key, "value_schema": value_schema,
-            "value": value, "timestamp": timestamp, "headers": _headers(headers),
+            "value": value, "timestamp": timestamp,
+            "headers": headers if type(headers) is Headers else _headers(headers),
             "kafka_offset": kafka_offset, "timestamp_type": timestamp_type,
             "original_topic": topic if original_topic is None else original_topic,
             "original_kafka_partition": kafka_partition if original_kafka_partition is None
@@ -204,8 +210,6 @@ def _topic(topic: Any) -> str:
 
 
 def _headers(headers: Headers | Iterable[Header] | None) -> Headers:
-    if type(headers) is Headers:
-        return headers  # type: ignore[return-value]
     if isinstance(headers, Headers):
         return headers
     return Headers(headers or ())
