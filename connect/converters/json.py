@@ -35,10 +35,12 @@ from connect.converters.base import (
 from connect.converters.json_decode import (
     EXACT_JSON,
     FAST_JSON,
+    NOT_PARSED,
     Decode,
     JsonDecoder,
     floats_from_decimals,
     needs_exact_numbers,
+    parse_schemaless,
 )
 from connect.converters.json_encode import Encode, JsonEncoder
 from connect.converters.json_schema import schema_from_json, schema_to_json
@@ -294,6 +296,10 @@ class JsonConverter(HeaderCapableConverter):
     ) -> SchemaAndValue:
         if value is None:
             return SchemaAndValue.NULL
+        if not self._schemas_enabled:
+            node = parse_schemaless(value)
+            if node is not NOT_PARSED:
+                return SchemaAndValue(None, node)
         text = _text(value)
         if not self._schemas_enabled:
             if not text.strip():

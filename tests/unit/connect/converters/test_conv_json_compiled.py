@@ -33,7 +33,11 @@ from connect.api.errors import DataError
 from connect.converters.json import JsonConverter
 from connect.converters.json_encode import JsonEncoder
 from connect.converters.json_schema import quote
-from tests.unit.connect.converters.test_conv_json_roundtrip import schemas, values
+from tests.unit.connect.converters.test_conv_json_roundtrip import (
+    _struct_schema,
+    schemas,
+    values,
+)
 
 TOPIC = "t"
 
@@ -65,7 +69,7 @@ def _plain(encoder: JsonEncoder, schema: Schema, value: Any, replace: bool = Tru
 
 
 def _struct_schemas() -> st.SearchStrategy[Schema]:
-    return schemas().filter(lambda s: s.type is Type.STRUCT)
+    return _struct_schema(schemas())  # nested: fields of any schema, structs included
 
 
 @settings(max_examples=200)
@@ -275,3 +279,64 @@ def test_envelopes_off_the_fast_path_are_read_or_refused_by_the_general_path():
                 b'{"schema": {"type": "int32", "optional": false}}'):
         with pytest.raises(DataError):
             converter.to_connect_data(TOPIC, bad)
+
+
+_plain_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def _standard(data: bytes) -> SchemaAndValue:
+    """What the standard parser makes of a schemaless document (the reference)."""
+    from connect.converters.json import _parse, _text
+    from connect.converters.json_decode import FAST_JSON
+    text = _text(data)
+    return SchemaAndValue.NULL if not text.strip() else SchemaAndValue(None,
+                                                                       _parse(FAST_JSON, text))
+
+
+@settings(max_examples=200)
+@given(_plain_json, st.sampled_from([{}, {"indent": 1}, {"separators": (",", ":")}]))
+def test_schemaless_documents_read_as_the_standard_parser_reads_them(value, layout):
+    # The standard library writes "Infinity" for an infinite float, which Jackson and so
+    # both readers refuse; those documents must be refused alike.
+    data = json.dumps(value, ensure_ascii=False, **layout).encode("utf-8", "surrogatepass")
+    converter = _converter(**{"schemas.enable": "false"})
+    try:
+        expected = _standard(data)
+    except DataError:
+        with pytest.raises(DataError):
+            converter.to_connect_data(TOPIC, data)
+        return
+    got = converter.to_connect_data(TOPIC, data)
+    assert got == expected
+    assert json.dumps(got.value) == json.dumps(expected.value)  # -0.0 and int vs float
+
+
+@pytest.mark.parametrize("data", [
+    b"18446744073709551616", b"-9223372036854775809", b"[1, 123456789012345678901234567890]",
+    b'{"a": {"b": [-99999999999999999999]}}', b"9.3e18", b"18446744073709551615",
+    b"-0", b"-0.0", b"1E2", b'"\\ud800"', b'"\\u0000"', b"1e400", b"  ", b"", b" 1 ",
+    "[\"é\"]".encode("utf-16"), "{\"a\": 1}".encode("utf-32-le"),
+])
+def test_schemaless_edge_documents_read_as_the_standard_parser_reads_them(data):
+    converter = _converter(**{"schemas.enable": "false"})
+    try:
+        expected = _standard(data)
+    except DataError:
+        with pytest.raises(DataError):
+            converter.to_connect_data(TOPIC, data)
+        return
+    got = converter.to_connect_data(TOPIC, data)
+    assert got == expected and repr(got.value) == repr(expected.value)
+
+
+@pytest.mark.parametrize("data", [b"NaN", b"[Infinity]", b"-Infinity", b"[1,]", b"{'a': 1}",
+                                  b"\xef\xbb\xbf1", b"1 2", b"\xff"])
+def test_schemaless_documents_refused_by_the_standard_parser_stay_refused(data):
+    with pytest.raises(DataError):
+        _converter(**{"schemas.enable": "false"}).to_connect_data(TOPIC, data)
