@@ -63,6 +63,8 @@ _PAYLOAD_KEY = ',"payload":'
 _HEAD = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"schema"[ \t\n\r]*:[ \t\n\r]*')
 _MIDDLE = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"payload"[ \t\n\r]*:[ \t\n\r]*')
 _TAIL = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*\Z")
+# How often the writer of one schema is compiled again for other, equal schema objects.
+_MAX_RECOMPILES = 4
 _SCHEMALESS_HEAD = (_ENVELOPE_START + "null" + _PAYLOAD_KEY).encode("utf-8")
 
 
@@ -186,10 +188,11 @@ class _Written:
     compiled for, its JSON text, the envelope's bytes before the payload, and its
     value encoder."""
 
-    __slots__ = ("encode", "envelope_head", "schema", "schema_text")
+    __slots__ = ("encode", "envelope_head", "recompiles", "schema", "schema_text")
 
     def __init__(self, schema: Schema, schema_text: str, encode: Encode) -> None:
         self.schema = schema
+        self.recompiles = 0  # how often compiled again for another, equal schema object
         self.schema_text = schema_text
         # The schema part is the same for every value: encoded once, the envelope is
         # one bytes concatenation per value instead of building and encoding ~kB of text.
@@ -276,11 +279,15 @@ class JsonConverter(HeaderCapableConverter):
         if schema is self._last_schema and self._last_written is not None:
             return self._last_written
         written = self._written.get_or_create(schema, lambda: self._compile_writer(schema))
-        if written.schema is not schema:
+        if written.schema is not schema and written.recompiles < _MAX_RECOMPILES:
             # An equal schema object seen before (a connector rebuilt its schema): the
             # encoder recognises structs of its own schema object by identity, so one
-            # compiled for this object saves a deep schema comparison per value.
+            # compiled for this object saves a schema comparison per struct. Bounded, for
+            # code that makes a new equal schema per record: its structs then take the
+            # encoders' comparison (remembered for a few schema objects at a time).
+            recompiles = written.recompiles + 1
             written = self._compile_writer(schema)
+            written.recompiles = recompiles
             self._written.put(schema, written)
         self._last_schema, self._last_written = schema, written
         return written

@@ -235,6 +235,20 @@ def test_schema_changes_mid_stream_write_each_schema_with_its_own_text():
         converter.from_connect_data(TOPIC, first, Struct.from_values(wider, [1, "a", 2]))
 
 
+def test_a_new_equal_schema_per_record_is_not_compiled_per_record():
+    converter, reference = _converter(), _converter(**{"schemas.cache.size": "0"})
+    compiled = []
+    compile_writer = converter._compile_writer
+    converter._compile_writer = lambda schema: compiled.append(schema) or compile_writer(
+        schema)
+    for i in range(50):
+        schema = _rebuilt()  # as code that builds its schema for every record
+        value = Struct.from_values(schema, [i, f"row {i}"])
+        assert (converter.from_connect_data(TOPIC, schema, value)
+                == reference.from_connect_data(TOPIC, schema, value))
+    assert 1 < len(compiled) <= 5
+
+
 def test_a_struct_default_is_written_for_a_null_struct_field():
     inner = (SchemaBuilder.struct().name("Inner").field("x", Schema.INT32_SCHEMA).optional()
              .build())
