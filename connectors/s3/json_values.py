@@ -59,7 +59,13 @@ def _orjson_writes_the_same(value: Any) -> bool:
             t = type(v)
             if t is str or v is None or t is bool:
                 continue
-            if not _orjson_writes_the_same(v):
+            if t is int:  # the scalar cases inline: a call per field costs more
+                if not _INT_LOW <= v <= _INT_HIGH:
+                    return False
+            elif t is float:
+                if not (v == 0 or 1e-4 <= abs(v) < 1e16):
+                    return False
+            elif not _orjson_writes_the_same(v):
                 return False
         return True
     if t is list:
