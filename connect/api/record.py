@@ -22,7 +22,14 @@ class _Keep(Enum):
 _KEEP = _Keep.KEEP
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+# The classes are dataclasses for their fields, repr, equality and ``dataclasses``
+# helpers, but write their own ``__init__``: a frozen dataclass's generated one sets each
+# field through ``object.__setattr__`` (and a SinkRecord's then three more in
+# ``__post_init__``), which was most of the cost of building a record, and source and
+# sink tasks build one per row. Each ``__init__`` fills the instance dict in one step
+# and checks what ``__post_init__`` checks; ``__post_init__`` stays for dataclass
+# subclasses, whose generated ``__init__`` calls it.
+@dataclasses.dataclass(frozen=True, kw_only=True, init=False)
 class ConnectRecord:
     """What every Connect record has: a topic and optional partition, a key and a value
     each with its schema (None for schemaless data), a timestamp in epoch milliseconds
@@ -44,12 +51,22 @@ class ConnectRecord:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __init__(self, *, topic: str, kafka_partition: int | None = None,
+                 key_schema: Schema | None = None, key: Any = None,
+                 value_schema: Schema | None = None, value: Any = None,
+                 timestamp: int | None = None,
+                 headers: Headers | Iterable[Header] | None = None) -> None:
+        object.__setattr__(self, "__dict__", {
+            "topic": topic if type(topic) is str else _topic(topic),
+            "kafka_partition": kafka_partition,
+            "key_schema": key_schema, "key": key, "value_schema": value_schema,
+            "value": value, "timestamp": timestamp,
+            "headers": headers if type(headers) is Headers else _headers(headers)})
+
     def __post_init__(self) -> None:
-        if not isinstance(self.topic, str):
-            raise DataError(f"A record's topic is a str, not {type(self.topic).__name__}")
-        if not isinstance(self.headers, Headers):
-            given: Iterable[Header] | None = self.headers
-            object.__setattr__(self, "headers", Headers(given or ()))
+        _topic(self.topic)
+        if type(self.headers) is not Headers:
+            object.__setattr__(self, "headers", _headers(self.headers))
 
     def new_record(
         self,
@@ -100,7 +117,7 @@ class ConnectRecord:
         return copy
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True, init=False)
 class SourceRecord(ConnectRecord):
     """A record a source task read from an external system.
 
@@ -117,8 +134,23 @@ class SourceRecord(ConnectRecord):
 
     __hash__ = None  # type: ignore[assignment]  # dataclass would add one per subclass
 
+    def __init__(self, *, topic: str, kafka_partition: int | None = None,
+                 key_schema: Schema | None = None, key: Any = None,
+                 value_schema: Schema | None = None, value: Any = None,
+                 timestamp: int | None = None,
+                 headers: Headers | Iterable[Header] | None = None,
+                 source_partition: Mapping[str, Any] | None = None,
+                 source_offset: Mapping[str, Any] | None = None) -> None:
+        object.__setattr__(self, "__dict__", {
+            "topic": topic if type(topic) is str else _topic(topic),
+            "kafka_partition": kafka_partition,
+            "key_schema": key_schema, "key": key, "value_schema": value_schema,
+            "value": value, "timestamp": timestamp,
+            "headers": headers if type(headers) is Headers else _headers(headers),
+            "source_partition": source_partition, "source_offset": source_offset})
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+
+@dataclasses.dataclass(frozen=True, kw_only=True, init=False)
 class SinkRecord(ConnectRecord):
     """A record consumed from Kafka and delivered to a sink task.
 
@@ -139,6 +171,28 @@ class SinkRecord(ConnectRecord):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __init__(self, *, topic: str, kafka_partition: int, kafka_offset: int,
+                 key_schema: Schema | None = None, key: Any = None,
+                 value_schema: Schema | None = None, value: Any = None,
+                 timestamp: int | None = None,
+                 headers: Headers | Iterable[Header] | None = None,
+                 timestamp_type: TimestampType = TimestampType.NO_TIMESTAMP_TYPE,
+                 original_topic: str | None = None,
+                 original_kafka_partition: int | None = None,
+                 original_kafka_offset: int | None = None) -> None:
+        object.__setattr__(self, "__dict__", {
+            "topic": topic if type(topic) is str else _topic(topic),
+            "kafka_partition": kafka_partition,
+            "key_schema": key_schema, "key": key, "value_schema": value_schema,
+            "value": value, "timestamp": timestamp,
+            "headers": headers if type(headers) is Headers else _headers(headers),
+            "kafka_offset": kafka_offset, "timestamp_type": timestamp_type,
+            "original_topic": topic if original_topic is None else original_topic,
+            "original_kafka_partition": kafka_partition if original_kafka_partition is None
+            else original_kafka_partition,
+            "original_kafka_offset": kafka_offset if original_kafka_offset is None
+            else original_kafka_offset})
+
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.original_topic is None:
@@ -147,3 +201,15 @@ class SinkRecord(ConnectRecord):
             object.__setattr__(self, "original_kafka_partition", self.kafka_partition)
         if self.original_kafka_offset is None:
             object.__setattr__(self, "original_kafka_offset", self.kafka_offset)
+
+
+def _topic(topic: Any) -> str:
+    if type(topic) is not str and not isinstance(topic, str):
+        raise DataError(f"A record's topic is a str, not {type(topic).__name__}")
+    return topic  # type: ignore[no-any-return]
+
+
+def _headers(headers: Headers | Iterable[Header] | None) -> Headers:
+    if isinstance(headers, Headers):
+        return headers
+    return Headers(headers or ())

@@ -9,6 +9,7 @@ for the schema text, ``json_encode`` and ``json_decode`` for values. Also a
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
@@ -34,10 +35,12 @@ from connect.converters.base import (
 from connect.converters.json_decode import (
     EXACT_JSON,
     FAST_JSON,
+    NOT_PARSED,
     Decode,
     JsonDecoder,
     floats_from_decimals,
     needs_exact_numbers,
+    parse_schemaless,
 )
 from connect.converters.json_encode import Encode, JsonEncoder
 from connect.converters.json_schema import schema_from_json, schema_to_json
@@ -56,6 +59,13 @@ _ENVELOPE_REQUIRED = (
 )
 _ENVELOPE_START = '{"schema":'
 _PAYLOAD_KEY = ',"payload":'
+# The envelope's tokens around the schema and the payload, with JSON's whitespace.
+_HEAD = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"schema"[ \t\n\r]*:[ \t\n\r]*')
+_MIDDLE = re.compile(r'[ \t\n\r]*,[ \t\n\r]*"payload"[ \t\n\r]*:[ \t\n\r]*')
+_TAIL = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*\Z")
+# How often the writer of one schema is compiled again for other, equal schema objects.
+_MAX_RECOMPILES = 4
+_SCHEMALESS_HEAD = (_ENVELOPE_START + "null" + _PAYLOAD_KEY).encode("utf-8")
 
 
 class JsonConverterConfig(AbstractConfig):
@@ -164,14 +174,34 @@ class _LruCache(Generic[K, V]):
         entries.move_to_end(key)
         return value
 
+    def put(self, key: K, value: V) -> None:
+        """Replace (or add) the entry of ``key``, keyed by the given key object."""
+        if self._size > 0:
+            self._entries.pop(key, None)
+            self._entries[key] = value
+            if len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
 
 class _Written:
-    """What writing values of one schema needs: its JSON text and its value encoder."""
+    """What writing values of one schema needs: the schema object the encoder was
+    compiled for, its JSON text, the envelope's bytes before the payload, and its
+    value encoder."""
 
-    __slots__ = ("encode", "schema_text")
+    __slots__ = ("encode", "envelope_head", "recompiles", "schema", "schema_text")
 
-    def __init__(self, schema_text: str, encode: Encode) -> None:
+    def __init__(self, schema: Schema, schema_text: str, encode: Encode) -> None:
+        self.schema = schema
+        self.recompiles = 0  # how often compiled again for another, equal schema object
         self.schema_text = schema_text
+        # The schema part is the same for every value: encoded once, the envelope is
+        # one bytes concatenation per value instead of building and encoding ~kB of text.
+        try:
+            self.envelope_head = (_ENVELOPE_START + schema_text + _PAYLOAD_KEY).encode()
+        except UnicodeEncodeError as exc:
+            raise DataError(
+                f"Cannot write a string with a lone surrogate as UTF-8: {exc}"
+            ) from None
         self.encode = encode
 
 
@@ -227,17 +257,15 @@ class JsonConverter(HeaderCapableConverter):
         if schema is None:
             if value is None:
                 return None
-            schema_text, payload = "null", self._encoder.encode_schemaless(value)
+            payload = self._encoder.encode_schemaless(value)
+            head = _SCHEMALESS_HEAD
         else:
             written = self._written_for(schema)
-            schema_text, payload = written.schema_text, written.encode(value)
-        text = (
-            _ENVELOPE_START + schema_text + _PAYLOAD_KEY + payload + "}"
-            if self._schemas_enabled
-            else payload
-        )
+            payload, head = written.encode(value), written.envelope_head
         try:
-            return text.encode("utf-8")
+            if self._schemas_enabled:
+                return b"".join((head, payload.encode("utf-8"), b"}"))
+            return payload.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise DataError(
                 f"Cannot write a string with a lone surrogate as UTF-8: {exc}"
@@ -251,12 +279,22 @@ class JsonConverter(HeaderCapableConverter):
         if schema is self._last_schema and self._last_written is not None:
             return self._last_written
         written = self._written.get_or_create(schema, lambda: self._compile_writer(schema))
+        if written.schema is not schema and written.recompiles < _MAX_RECOMPILES:
+            # An equal schema object seen before (a connector rebuilt its schema): the
+            # encoder recognises structs of its own schema object by identity, so one
+            # compiled for this object saves a schema comparison per struct. Bounded, for
+            # code that makes a new equal schema per record: its structs then take the
+            # encoders' comparison (remembered for a few schema objects at a time).
+            recompiles = written.recompiles + 1
+            written = self._compile_writer(schema)
+            written.recompiles = recompiles
+            self._written.put(schema, written)
         self._last_schema, self._last_written = schema, written
         return written
 
     def _compile_writer(self, schema: Schema) -> _Written:
         encode = self._encoder.compile(schema)
-        return _Written(schema_to_json(schema, self._encoder.default_to_json), encode)
+        return _Written(schema, schema_to_json(schema, self._encoder.default_to_json), encode)
 
     # -- bytes to Connect data ----------------------------------------------------------
 
@@ -265,15 +303,18 @@ class JsonConverter(HeaderCapableConverter):
     ) -> SchemaAndValue:
         if value is None:
             return SchemaAndValue.NULL
+        if not self._schemas_enabled:
+            node = parse_schemaless(value)
+            if node is not NOT_PARSED:
+                return SchemaAndValue(None, node)
         text = _text(value)
         if not self._schemas_enabled:
             if not text.strip():
                 return SchemaAndValue.NULL  # Jackson reads no content as a missing node
             return SchemaAndValue(None, _parse(FAST_JSON, text))
-        if text.startswith(_ENVELOPE_START):
-            fast = self._read_envelope(text)
-            if fast is not None:
-                return fast
+        fast = self._read_envelope(text)
+        if fast is not None:
+            return fast
         return self._read_document(text)
 
     def as_connect_schema(self, json_schema: Any) -> Schema | None:
@@ -281,11 +322,15 @@ class JsonConverter(HeaderCapableConverter):
         return self._read_entry(json_schema).schema
 
     def _read_envelope(self, text: str) -> SchemaAndValue | None:
-        # Kafka's own output is exactly {"schema":S,"payload":P}; read S by comparing it
+        # An envelope {"schema":S,"payload":P}, as Kafka writes it or with JSON whitespace
+        # between the tokens (as Python's json.dumps writes it): read S by comparing it
         # with the schema text seen last (a complete JSON value, so a prefix match is a
         # match), else by parsing it, and P with the parser the schema needs. Anything
-        # else (spaces, another key order, bad JSON) takes the general path.
-        start = len(_ENVELOPE_START)
+        # else (another key order, more keys, bad JSON) takes the general path.
+        head = _HEAD.match(text)
+        if head is None:
+            return None
+        start = head.end()
         try:
             if text.startswith(self._last_read_text, start):
                 read, end = self._last_read, start + len(self._last_read_text)
@@ -294,12 +339,13 @@ class JsonConverter(HeaderCapableConverter):
                 schema_text = text[start:end]
                 read = self._read.get_or_create(schema_text, lambda: self._read_entry(node))
                 self._last_read_text, self._last_read = schema_text, read
-            if not text.startswith(_PAYLOAD_KEY, end):
+            middle = _MIDDLE.match(text, end)
+            if middle is None:
                 return None
-            payload, end = read.parser.raw_decode(text, end + len(_PAYLOAD_KEY))
+            payload, end = read.parser.raw_decode(text, middle.end())
         except ValueError:
             return None
-        if text[end:].strip() != "}":
+        if _TAIL.match(text, end) is None:
             return None
         if read.decode is None:
             return SchemaAndValue(None, payload)

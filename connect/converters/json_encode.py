@@ -24,6 +24,7 @@ from connect.api.data import Date, Decimal, Schema, Struct, Time, Timestamp, Typ
 from connect.api.errors import DataError
 from connect.converters.java_number import format_double, format_float
 from connect.converters.json_schema import quote
+from connect.converters.json_struct import compile_struct_encoder
 
 __all__ = ["Encode", "JsonEncoder"]
 
@@ -128,25 +129,14 @@ class JsonEncoder:
         return encode
 
     def _struct_encoder(self, schema: Schema, on_null: _OnNull) -> Encode:
-        fields = [(quote(f.name) + ":", self.compile(f.schema)) for f in schema.fields]
-
-        def encode(value: Any) -> str:
-            if not isinstance(value, Struct) or not (
-                value.schema is schema or value.schema.equals_ignoring_default(schema)
-            ):
-                if value is None:
-                    return on_null()
-                if not isinstance(value, Struct):
-                    raise _wrong_type("STRUCT", value)
-                raise DataError(
-                    f"Mismatching schema: expected a Struct of {schema!r}, got {value!r:.200}"
-                )
-            # Values as put, without defaults: each field's encoder applies its default
-            # only when replace.null.with.default says so (KAFKA-8713).
-            return "{" + ",".join([prefix + enc(item) for (prefix, enc), item
-                                   in zip(fields, value.values(), strict=True)]) + "}"
-
-        return encode
+        # Values as put, without defaults: each field's encoder applies its default only
+        # when replace.null.with.default says so (KAFKA-8713).
+        fields = schema.fields
+        return compile_struct_encoder(
+            schema, [self.compile(f.schema) for f in fields], on_null,
+            null_is_null=[f.schema.optional and not (
+                self._replace_null_with_default and f.schema.default_value is not None)
+                for f in fields])
 
     def encode_schemaless(self, value: Any) -> str:
         """A value without a schema, typed by its Python class as Kafka types Java

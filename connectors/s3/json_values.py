@@ -11,6 +11,8 @@ import decimal
 import json
 from typing import Any
 
+import orjson
+
 from connect.api import DataError, Date, Decimal, Schema, Struct, Time, Timestamp, Type
 
 __all__ = ["to_json_bytes"]
@@ -25,8 +27,56 @@ def to_json_bytes(schema: Schema | None, value: Any) -> bytes:
         # numbers): the C encoder takes them as they are, and ``_default`` converts the
         # rest (bytes, structs, decimals, datetimes) where it meets them. Unlike Kafka's
         # JsonConverter, a schemaless map with int keys gets them as strings.
+        if _orjson_writes_the_same(value):
+            try:
+                return orjson.dumps(value)
+            except orjson.JSONEncodeError:
+                pass  # a lone surrogate: the standard encoder's error below
         return _FAST.encode(value).encode()
-    return _ENCODER.encode(_plain(schema, value)).encode()
+    plain = _plain(schema, value)
+    if _orjson_writes_the_same(plain):
+        try:
+            return orjson.dumps(plain)
+        except orjson.JSONEncodeError:
+            pass
+    return _ENCODER.encode(plain).encode()
+
+
+# orjson writes a document ~5x faster than the standard C encoder, and byte for byte as it
+# does (compact, UTF-8, the same escapes) for exactly these values: dicts with str keys,
+# lists, str, bool, None, ints of at most 64 bits, and floats the standard encoder writes
+# without an exponent (0 and 1e-4 <= |x| < 1e16; orjson spells exponents differently).
+# Anything else, subclasses included, goes to the standard encoder.
+_INT_LOW, _INT_HIGH = -(2**63), 2**64 - 1
+
+
+def _orjson_writes_the_same(value: Any) -> bool:
+    t = type(value)
+    if t is dict:
+        for k, v in value.items():
+            if type(k) is not str:
+                return False
+            t = type(v)
+            if t is str or v is None or t is bool:
+                continue
+            if t is int:  # the scalar cases inline: a call per field costs more
+                if not _INT_LOW <= v <= _INT_HIGH:
+                    return False
+            elif t is float:
+                if not (v == 0 or 1e-4 <= abs(v) < 1e16):
+                    return False
+            elif not _orjson_writes_the_same(v):
+                return False
+        return True
+    if t is list:
+        return all(map(_orjson_writes_the_same, value))
+    if t is str or value is None or t is bool:
+        return True
+    if t is int:
+        return _INT_LOW <= value <= _INT_HIGH
+    if t is float:
+        return value == 0 or 1e-4 <= abs(value) < 1e16
+    return False
 
 
 def _default(value: Any) -> Any:

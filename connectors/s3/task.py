@@ -61,14 +61,18 @@ class S3SinkTask(SinkTask):
                     self.context.offset(tp, offset)
 
     def put(self, records: Sequence[SinkRecord]) -> None:
+        writers = self._writers
         for record in records:
-            tp = TopicPartition(record.original_topic or record.topic,
-                                record.original_kafka_partition
-                                if record.original_kafka_partition is not None
-                                else record.kafka_partition)
-            writer = self._writers.get(tp)
+            # A plain tuple looks up the TopicPartition keys (a NamedTuple is a tuple) at
+            # less cost per record than building one.
+            tp = (record.original_topic or record.topic,
+                  record.original_kafka_partition
+                  if record.original_kafka_partition is not None
+                  else record.kafka_partition)
+            writer = writers.get(tp)  # type: ignore[arg-type]
             if writer is None:
-                raise ConnectError(f"S3 sink got a record of {tp}, which is not assigned")
+                raise ConnectError(f"S3 sink got a record of {TopicPartition(*tp)}, which is "
+                                   "not assigned")
             writer.buffer.append(record)
         paused, resumed = [], []
         for tp, writer in self._writers.items():

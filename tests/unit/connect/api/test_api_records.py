@@ -141,3 +141,30 @@ def test_records_with_structs_and_headers_survive_pickling():
         headers=Headers().add_string("h", "v"),
     )
     assert pickle.loads(pickle.dumps(record)) == record
+
+
+def test_hand_written_constructors_match_the_dataclass_fields():
+    # The records fill their instance dict directly (a frozen dataclass's generated
+    # __init__ costs a setattr per field): every field is set, in declaration order, and
+    # the dataclass helpers still work.
+    for record in (ConnectRecord(topic="t"), _source(), _sink()):
+        names = [f.name for f in dataclasses.fields(record)]
+        assert list(vars(record)) == names
+        assert dataclasses.replace(record) == record
+    copy = dataclasses.replace(_sink(), kafka_offset=5)
+    assert (copy.kafka_offset, copy.original_kafka_offset) == (5, 1001)
+    assert repr(_sink()).startswith("SinkRecord(topic='orders', kafka_partition=3,")
+    assert _source() == _source() and _source() != dataclasses.replace(_source(), value="x")
+
+
+def test_dataclass_subclasses_of_records_are_still_checked():
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Tagged(SinkRecord):
+        tag: str = "x"
+
+    tagged = Tagged(topic="t", kafka_partition=1, kafka_offset=2, headers=None, tag="y")
+    assert (tagged.original_topic, tagged.original_kafka_partition,
+            tagged.original_kafka_offset) == ("t", 1, 2)
+    assert isinstance(tagged.headers, Headers) and tagged.tag == "y"
+    with pytest.raises(DataError, match="topic"):
+        Tagged(topic=1, kafka_partition=1, kafka_offset=2)  # type: ignore[arg-type]

@@ -1,0 +1,130 @@
+"""Struct encoders generated per schema: the JsonConverter's hot path for records.
+
+A source connector writes one struct schema for millions of records (Debezium's envelope
+holds ~30 fields), so the struct encoder is generated once per schema as Python source:
+it unpacks the struct's values into locals and formats them in one f-string, with each
+field's common case inline (an ``int`` in range, a ``str`` without control characters,
+``None`` for an optional field, ``True``/``False``). Anything else goes to the field's
+ordinary encoder from ``json_encode``, which handles defaults, subclasses, logical types
+and raises the errors, so the generated text is byte for byte what the ordinary
+encoders write. The source holds no schema text (names, docs): field names, their
+encoders and constants are passed in as variables, so no schema can inject code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from connect.api.data import Schema, Struct, Type
+from connect.api.errors import DataError
+from connect.converters.json_schema import quote
+
+__all__ = ["compile_struct_encoder"]
+
+Encode = Callable[[Any], str]
+
+_encode_basestring: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_INT_RANGES: dict[Type, tuple[int, int]] = {
+    Type.INT8: (-(2**7), 2**7 - 1),
+    Type.INT16: (-(2**15), 2**15 - 1),
+    Type.INT32: (-(2**31), 2**31 - 1),
+    Type.INT64: (-(2**63), 2**63 - 1),
+}
+# How many struct schema objects equal to (but not the same object as) the compiled one
+# an encoder remembers as already compared: a connector that rebuilds its schemas (a
+# table's schema read again after a restart of its stream) would otherwise pay a deep
+# schema comparison for every value.
+_MATCHED_LIMIT = 16
+
+
+def compile_struct_encoder(schema: Schema, field_encoders: list[Encode],
+                           on_null: Callable[[], str], *, null_is_null: list[bool]
+                           ) -> Encode:
+    """The encoder of values of the STRUCT ``schema``.
+
+    ``field_encoders`` are the fields' complete encoders (index order) and
+    ``null_is_null[i]`` says whether field ``i`` writes ``null`` for None (optional, and
+    no default replaces it), so that case can be inlined. ``on_null`` gives the text of a
+    None struct.
+    """
+    fields = schema.fields
+    names: dict[str, Any] = {"Struct": Struct, "S": schema, "EB": _encode_basestring,
+                             "U": "\\u00", "OTHER": _other_values(schema, on_null)}
+    parts: list[str] = []
+    for f, enc, plain_null in zip(fields, field_encoders, null_is_null, strict=True):
+        i = f.index
+        prefix = ("{" if i == 0 else ",") + quote(f.name) + ":"
+        names[f"P{i}"], names[f"E{i}"] = prefix, enc
+        parts.append(f"{{P{i}}}{{{_inline(f.schema, i, plain_null, names)}}}")
+    # Python 3.11 f-strings allow neither backslashes nor the enclosing quote inside an
+    # expression: the f-string is double-quoted, expressions use single quotes, and
+    # "\\u00" is the variable U.
+    values = "".join(f"v{f.index}, " for f in fields)
+    body = 'f"' + "".join(parts) + ("}}" if fields else "{{}}") + '"'
+    unpack = f"({values}) = " if fields else ""
+    source = (
+        "def encode(value):\n"
+        "    if type(value) is Struct and value._schema is S:\n"
+        f"        {unpack}value._values\n"
+        "    else:\n"
+        "        values = OTHER(value)\n"
+        "        if type(values) is str:\n"
+        "            return values\n"
+        f"        {unpack}values\n"
+        f"    return {body}\n"
+    )
+    # A fixed file name: a schema name may hold characters compile() refuses (NUL).
+    exec(compile(source, "<json struct encoder>", "exec"), names)
+    return names["encode"]  # type: ignore[no-any-return]
+
+
+def _inline(schema: Schema, i: int, plain_null: bool, names: dict[str, Any]) -> str:
+    """A Python expression for field ``i``'s JSON text (or an int f-string formats as
+    its JSON text), falling back to its encoder ``E{i}`` outside the common case."""
+    v, fallback = f"v{i}", f"E{i}(v{i})"
+    if schema.name is not None and schema.name.startswith("org.apache.kafka.connect.data."):
+        fast = None  # logical types: the encoder converts them
+    elif schema.type in _INT_RANGES:
+        low, high = _INT_RANGES[schema.type]
+        names[f"L{i}"], names[f"H{i}"] = low, high
+        fast = f"{v} if type({v}) is int and L{i} <= {v} <= H{i}"
+    elif schema.type is Type.STRING:
+        # encode_basestring escapes what Jackson escapes, but control characters with
+        # lower-case hex: those (rare) strings take the encoder, which fixes the case.
+        fast = f"o if type({v}) is str and U not in (o := EB({v}))"
+    elif schema.type is Type.BOOLEAN:
+        fast = f"'true' if {v} is True else 'false' if {v} is False"
+    else:
+        fast = None
+    if plain_null:
+        fast = f"'null' if {v} is None else {fast}" if fast else f"'null' if {v} is None"
+    return f"({fast} else {fallback})" if fast else fallback
+
+
+def _other_values(schema: Schema, on_null: Callable[[], str]) -> Callable[[Any], Any]:
+    """For a value that is not a ``Struct`` of exactly ``schema``: its values list when it
+    is a struct of an equal schema (defaults aside), else the text of None, else a
+    ``DataError`` as Kafka's ``Mismatching schema``."""
+    matched: dict[int, Schema] = {}
+
+    def other(value: Any) -> Any:
+        if not isinstance(value, Struct):
+            if value is None:
+                return on_null()
+            raise DataError(f"Invalid type for STRUCT: {type(value).__name__} "
+                            f"({value!r:.80})")
+        own = value.schema
+        if own is schema or matched.get(id(own)) is own:
+            return value._values
+        if not own.equals_ignoring_default(schema):
+            raise DataError(
+                f"Mismatching schema: expected a Struct of {schema!r}, got {value!r:.200}"
+            )
+        if len(matched) >= _MATCHED_LIMIT:
+            matched.clear()
+        matched[id(own)] = own  # the strong reference keeps the id from being reused
+        return value._values
+
+    return other
