@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.protocol.jaas import parse_jaas_options
+from core.protocol.security_protocol import SECURITY_PROTOCOLS, SecurityProtocolTraits
 
 __all__ = ["SECURITY_CONFIG_KEYS", "ClientSecurity", "ClientSecurityError",
            "security_settings"]
 
-_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 _MECHANISMS = {"PLAIN": None, "SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
 #: The settings read here (other components pass them through unchanged).
 SECURITY_CONFIG_KEYS = frozenset({
@@ -61,7 +61,9 @@ class ClientSecurityError(Exception):
 
 
 @dataclass(frozen=True)
-class ClientSecurity:
+class ClientSecurity(SecurityProtocolTraits):
+    """A client's security settings (``uses_tls``/``uses_sasl``: its protocol's)."""
+
     protocol: str = "PLAINTEXT"
     mechanism: str = ""
     username: str = ""
@@ -71,14 +73,6 @@ class ClientSecurity:
     key_file: str = ""
     key_password: str = ""
     check_hostname: bool = True
-
-    @property
-    def uses_tls(self) -> bool:
-        return self.protocol in ("SSL", "SASL_SSL")
-
-    @property
-    def uses_sasl(self) -> bool:
-        return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
 
     @classmethod
     def parse(cls, config: Mapping[str, Any]) -> ClientSecurity:
@@ -90,10 +84,10 @@ class ClientSecurity:
             return ""
 
         protocol = (get("security.protocol") or "PLAINTEXT").upper()
-        if protocol not in _PROTOCOLS:
+        if protocol not in SECURITY_PROTOCOLS:
             raise ClientSecurityError(f"Invalid value {protocol!r} for configuration "
                                       f"security.protocol: expected one of "
-                                      f"{', '.join(_PROTOCOLS)}", key="security.protocol")
+                                      f"{', '.join(SECURITY_PROTOCOLS)}", key="security.protocol")
         mechanism = (get("sasl.mechanism", "sasl.mechanisms") or "PLAIN").upper()
         username, password = get("sasl.username"), get("sasl.password")
         jaas = get("sasl.jaas.config")
