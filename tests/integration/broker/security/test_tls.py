@@ -121,7 +121,7 @@ def test_certificate_reload_without_restart(tls_broker, tls):
     broker, addr, server = tls_broker
     assert _server_cn(addr["SSL"], tls.ca) == "ferry"
     fresh = server.with_name("fresh.pem")
-    write_server_cert(fresh, tls.ca_cert, tls.ca_key, cn="ferry-renewed")
+    write_server_cert(fresh, tls.authority, cn="ferry-renewed")
     fresh.replace(server)  # atomically, as cert-manager and certbot do
     deadline = time.monotonic() + 10
     while _server_cn(addr["SSL"], tls.ca) != "ferry-renewed":
@@ -169,7 +169,7 @@ def test_certificate_change_by_alter_configs(tls_broker, tls):
 
     broker, addr, server = tls_broker
     renewed = server.with_name("renewed.pem")
-    write_server_cert(renewed, tls.ca_cert, tls.ca_key, cn="ferry-by-alter-configs")
+    write_server_cert(renewed, tls.authority, cn="ferry-by-alter-configs")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     resource = ConfigResource(ResourceType.BROKER, "0", incremental_configs=[ConfigEntry(
         "listener.name.ssl.ssl.keystore.location", str(renewed),
