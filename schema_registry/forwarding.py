@@ -7,12 +7,12 @@ an answer at all become ``ForwardingError`` (50003).
 
 from __future__ import annotations
 
-import http.client
 import logging
 import ssl
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from core.http.client import RequestFailedError, send_request
 from schema_registry.cluster import ForwardedResponse
 from schema_registry.errors import ForwardingError
 
@@ -36,27 +36,19 @@ def forward_request(leader_url: str, method: str, path_and_query: str, body: byt
     if the leader cannot be reached or does not answer within ``timeout_s``.
     """
     parts = urlsplit(leader_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ForwardingError(f"Cannot forward to the leader: bad leader URL {leader_url!r}")
-    connection: http.client.HTTPConnection
-    if parts.scheme == "https":
-        connection = http.client.HTTPSConnection(parts.hostname, parts.port,
-                                                 timeout=timeout_s, context=ssl_context)
-    else:
-        connection = http.client.HTTPConnection(parts.hostname, parts.port,
-                                                timeout=timeout_s)
     sent = {name: headers[name] for name in _PASSED_HEADERS if name in headers}
     sent[forwarded_by[0]] = forwarded_by[1]
     try:
-        connection.request(method, path_and_query, body=body or None, headers=sent)
-        response = connection.getresponse()
-        data = response.read()
-        content_type = response.getheader("Content-Type", "application/json")
-        status = response.status
-    except (OSError, http.client.HTTPException) as exc:  # TimeoutError is an OSError
+        response = send_request(f"{parts.scheme}://{parts.netloc}{path_and_query}", method,
+                                body or None, sent, timeout_s=timeout_s,
+                                ssl_context=ssl_context)
+    except RequestFailedError as exc:
+        if exc.cause is None:
+            raise ForwardingError(f"Cannot forward to the leader: bad leader URL "
+                                  f"{leader_url!r}") from None
         raise ForwardingError(f"Error while forwarding the request to the leader "
-                              f"{leader_url}: {type(exc).__name__}: {exc}") from exc
-    finally:
-        connection.close()
-    log.debug("forwarded %s %s to %s: %d", method, path_and_query, leader_url, status)
-    return ForwardedResponse(status, data, content_type)
+                              f"{leader_url}: {exc.reason}") from exc.cause
+    log.debug("forwarded %s %s to %s: %d", method, path_and_query, leader_url,
+              response.status)
+    return ForwardedResponse(response.status, response.body,
+                             response.headers.get("content-type", "application/json"))

@@ -27,20 +27,23 @@ key                                meaning
 from __future__ import annotations
 
 import os
-import shlex
-import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from core.http.auth import AUTH_LIMIT_KEYS, FailureLimiter, limiter_from_props
-from core.http.tls import ReloadingContext, TlsConfigError, TlsSettings
-from core.http.users import UsersFileError, UserStore, jaas_login_file
+from core.http.tls import HttpsListener, TlsConfigError, TlsSettings
+from core.http.users import (
+    JAAS_CONFIG_KEY,
+    UsersFileError,
+    UserStore,
+    jaas_config_path,
+    jaas_login_file,
+)
 from schema_registry.authorization import Authorizer
 from schema_registry.errors import RegistryConfigError
 
 __all__ = ["SECURITY_KEYS", "RegistrySecurity"]
 
-JAAS_CONFIG_KEY = "java.security.auth.login.config"
 USERS_FILE_KEY = "authentication.users.file"
 AUTHFILE_KEY = "registry_authfile"
 DEFAULT_REALM = "SchemaRegistry"
@@ -57,11 +60,10 @@ _CLIENT_AUTH = {"NONE": "none", "REQUESTED": "requested", "REQUIRED": "required"
 
 
 @dataclass(frozen=True)
-class RegistrySecurity:
-    """What protects one registry instance's REST API."""
+class RegistrySecurity(HttpsListener):
+    """What protects one registry instance's REST API (``server_context()``,
+    ``client_context()``: see ``HttpsListener``)."""
 
-    https: bool = False
-    tls: TlsSettings = field(default_factory=TlsSettings)
     users: UserStore | None = None
     realm: str = DEFAULT_REALM
     roles: tuple[str, ...] = ("*",)
@@ -107,31 +109,14 @@ class RegistrySecurity:
                          (props.get("authentication.skip.paths") or "").split(",") if p.strip())
         security = cls(https=https, tls=tls, users=users, realm=realm, roles=roles,
                        authorizer=authorizer, limiter=limiter, skip_paths=skip)
-        security.server_context()  # unreadable PEM files fail here, naming their key
-        security.client_context()
+        security.check_files()
         return security
 
-    def server_context(self) -> ReloadingContext | None:
-        """The HTTPS listener's context, reloaded when its files change."""
-        if not self.https:
-            return None
-        try:
-            return ReloadingContext(self.tls)
-        except TlsConfigError as exc:
-            raise RegistryConfigError(str(exc)) from None
-
-    def client_context(self) -> ssl.SSLContext | None:
-        """Verifies other instances' HTTPS listeners when writes are forwarded."""
-        if not (self.https or self.tls.truststore):
-            return None
-        try:
-            return self.tls.client_context()
-        except TlsConfigError as exc:
-            raise RegistryConfigError(str(exc)) from None
-
+    def config_error(self, exc: TlsConfigError) -> Exception:
+        return RegistryConfigError(str(exc))
 
 def _users(props: Mapping[str, str], environ: Mapping[str, str], realm: str) -> UserStore:
-    jaas = props.get(JAAS_CONFIG_KEY) or _jaas_from_opts(environ)
+    jaas = jaas_config_path(props.get(JAAS_CONFIG_KEY) or "", environ, "SCHEMA_REGISTRY_OPTS")
     users_file = props.get(USERS_FILE_KEY)
     try:
         if users_file:
@@ -147,11 +132,3 @@ def _users(props: Mapping[str, str], environ: Mapping[str, str], realm: str) -> 
                               f" to a JAAS file with a {realm} section, {USERS_FILE_KEY} to a "
                               f"file of 'user: password,role' lines, or {AUTHFILE_KEY}")
 
-
-def _jaas_from_opts(environ: Mapping[str, str]) -> str:
-    try:
-        words = shlex.split(environ.get("SCHEMA_REGISTRY_OPTS", ""))
-    except ValueError:
-        return ""
-    prefix = f"-D{JAAS_CONFIG_KEY}="
-    return next((w[len(prefix):] for w in words if w.startswith(prefix)), "")

@@ -7,11 +7,13 @@ properties file. ``kill()`` is SIGKILL, ``pause()``/``resume()`` SIGSTOP/SIGCONT
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +115,18 @@ def start_cluster(directory: Path, size: int = 3, broker_only: int = 0, *,
     for node in nodes:
         node.start()
     return nodes
+
+
+@contextlib.contextmanager
+def running_cluster(directory: Path, size: int = 3, broker_only: int = 0, *,
+                    broker: bool = False, **extra: str) -> Iterator[list[ClusterNodeProcess]]:
+    """``start_cluster``'s nodes, every one SIGKILLed when the block ends."""
+    nodes = start_cluster(directory, size, broker_only, broker=broker, **extra)
+    try:
+        yield nodes
+    finally:
+        for node in nodes:
+            node.kill()
 
 
 def wait_for(condition, timeout_s: float, what: str, nodes=()) -> Any:

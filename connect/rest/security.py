@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
-import ssl
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,14 +40,19 @@ from core.http.auth import (
     limiter_from_props,
     tls_failure_hook,
 )
-from core.http.tls import ReloadingContext, TlsConfigError, TlsSettings
-from core.http.users import UsersFileError, UserStore, jaas_login_file
+from core.http.tls import HttpsListener, TlsConfigError, TlsSettings
+from core.http.users import (
+    JAAS_CONFIG_KEY,
+    UsersFileError,
+    UserStore,
+    jaas_config_path,
+    jaas_login_file,
+)
 
 __all__ = ["BASIC_AUTH_EXTENSION", "JAAS_CONFIG_KEY", "USERS_FILE_KEY", "RestSecurity"]
 
 BASIC_AUTH_EXTENSION = ("org.apache.kafka.connect.rest.basic.auth.extension."
                         "BasicAuthSecurityRestExtension")
-JAAS_CONFIG_KEY = "java.security.auth.login.config"
 USERS_FILE_KEY = "rest.basic.auth.users.file"
 #: The JAAS section Kafka's extension reads (fixed by Kafka).
 JAAS_SECTION = "KafkaConnect"
@@ -58,11 +61,10 @@ _INTERNAL_TASKS = re.compile(r"^/?connectors/[^/]+/tasks/?$")
 
 
 @dataclass(frozen=True)
-class RestSecurity:
-    """What protects one worker's REST API; ``from_worker_config`` reads it."""
+class RestSecurity(HttpsListener):
+    """What protects one worker's REST API; ``from_worker_config`` reads it
+    (``server_context()``, ``client_context()``: see ``HttpsListener``)."""
 
-    https: bool = False
-    tls: TlsSettings = field(default_factory=TlsSettings)
     users: UserStore | None = None
     limiter: FailureLimiter = field(default_factory=FailureLimiter)
 
@@ -83,29 +85,11 @@ class RestSecurity:
         except ValueError as exc:
             raise ConfigError(AUTH_LIMIT_KEYS[0], str(exc)) from None
         security = cls(https=https, tls=tls, users=_users(config, environ), limiter=limiter)
-        security.server_context()  # unreadable PEM files fail here, naming their key
-        security.client_context()
+        security.check_files()
         return security
 
-    def server_context(self) -> ReloadingContext | None:
-        """The HTTPS listener's context, reloaded when its files change (None for
-        ``http://``)."""
-        if not self.https:
-            return None
-        try:
-            return ReloadingContext(self.tls)
-        except TlsConfigError as exc:
-            raise ConfigError(exc.key, str(exc)) from None
-
-    def client_context(self) -> ssl.SSLContext | None:
-        """The context of this worker's requests to other workers over HTTPS (None: the
-        system's CAs; also used when only the others listen on HTTPS)."""
-        if not (self.https or self.tls.truststore):
-            return None
-        try:
-            return self.tls.client_context()
-        except TlsConfigError as exc:
-            raise ConfigError(exc.key, str(exc)) from None
+    def config_error(self, exc: TlsConfigError) -> Exception:
+        return ConfigError(exc.key, str(exc))
 
     def wrap(self, app: Callable[..., Iterable[bytes]], registry: CollectorRegistry
              ) -> tuple[Callable[..., Iterable[bytes]], Callable[[Any, Exception], None]]:
@@ -139,7 +123,7 @@ def _users(config: Mapping[str, str], environ: Mapping[str, str]) -> UserStore |
     users_file = str(config.get(USERS_FILE_KEY, "")).strip()
     if not extensions and not users_file:
         return None
-    jaas = str(config.get(JAAS_CONFIG_KEY, "")).strip() or _jaas_from_kafka_opts(environ)
+    jaas = jaas_config_path(str(config.get(JAAS_CONFIG_KEY, "")).strip(), environ, "KAFKA_OPTS")
     try:
         if jaas:
             return UserStore.from_file(jaas_login_file(jaas, JAAS_SECTION), with_roles=False)
@@ -151,11 +135,3 @@ def _users(config: Mapping[str, str], environ: Mapping[str, str]) -> UserStore |
                       f"set {JAAS_CONFIG_KEY} to a JAAS file with a {JAAS_SECTION} section, "
                       f"or {USERS_FILE_KEY} to a file of user=password lines")
 
-
-def _jaas_from_kafka_opts(environ: Mapping[str, str]) -> str:
-    try:
-        words = shlex.split(environ.get("KAFKA_OPTS", ""))
-    except ValueError:
-        return ""
-    prefix = f"-D{JAAS_CONFIG_KEY}="
-    return next((w[len(prefix):] for w in words if w.startswith(prefix)), "")

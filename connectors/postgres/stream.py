@@ -164,16 +164,21 @@ class ChangeStream:
                             key=key, value_schema=TX_VALUE_SCHEMA, value=value,
                             source_partition=self.factory.partition, source_offset=offset)
 
-    def _on_change(self, lsn: int, msg: Any) -> list[SourceRecord]:
-        begin = self._begin
-        if begin is None or self._skip_tx:
-            return []
+    def _counted_and_resumed(self, xid: int, lsn: int) -> bool:
+        """Counts an event of transaction ``xid`` at ``lsn`` (the events at one LSN are
+        numbered from 1); True when a resume already emitted it."""
         if lsn == self._lsn:
             self._at_lsn += 1
         else:
             self._lsn, self._at_lsn = lsn, 1
         resume = self._resume
-        if resume is not None and resume.skips_event(begin.xid, lsn, self._at_lsn):
+        return resume is not None and resume.skips_event(xid, lsn, self._at_lsn)
+
+    def _on_change(self, lsn: int, msg: Any) -> list[SourceRecord]:
+        begin = self._begin
+        if begin is None or self._skip_tx:
+            return []
+        if self._counted_and_resumed(begin.xid, lsn):
             return []
         # The event's position, as an offset dict at once (a Position is built only when
         # asked for): this runs once per change.
@@ -218,12 +223,7 @@ class ChangeStream:
             if self._skip_tx:
                 return []
             lsn = msg.lsn
-            if lsn == self._lsn:
-                self._at_lsn += 1
-            else:
-                self._lsn, self._at_lsn = lsn, 1
-            resume = self._resume
-            if resume is not None and resume.skips_event(begin.xid, lsn, self._at_lsn):
+            if self._counted_and_resumed(begin.xid, lsn):
                 return []
             self.position = Position(self._last_commit, begin.xid, lsn, self._at_lsn,
                                      begin.commit_ts_us)

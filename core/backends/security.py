@@ -21,7 +21,6 @@ connection that can send one request and return its response.
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
 import os
 import socket
@@ -31,12 +30,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.protocol.jaas import parse_jaas_options
+from core.protocol.scram import SCRAM_HASHES, hmac_digest, salted_password, scram_keys
+from core.protocol.security_protocol import SECURITY_PROTOCOLS, SecurityProtocolTraits
 
 __all__ = ["SECURITY_CONFIG_KEYS", "ClientSecurity", "ClientSecurityError",
            "security_settings"]
 
-_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-_MECHANISMS = {"PLAIN": None, "SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
+_MECHANISMS: dict[str, str | None] = {"PLAIN": None, **SCRAM_HASHES}
 #: The settings read here (other components pass them through unchanged).
 SECURITY_CONFIG_KEYS = frozenset({
     "security.protocol", "sasl.mechanism", "sasl.mechanisms", "sasl.username",
@@ -61,7 +61,9 @@ class ClientSecurityError(Exception):
 
 
 @dataclass(frozen=True)
-class ClientSecurity:
+class ClientSecurity(SecurityProtocolTraits):
+    """A client's security settings (``uses_tls``/``uses_sasl``: its protocol's)."""
+
     protocol: str = "PLAINTEXT"
     mechanism: str = ""
     username: str = ""
@@ -71,14 +73,6 @@ class ClientSecurity:
     key_file: str = ""
     key_password: str = ""
     check_hostname: bool = True
-
-    @property
-    def uses_tls(self) -> bool:
-        return self.protocol in ("SSL", "SASL_SSL")
-
-    @property
-    def uses_sasl(self) -> bool:
-        return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
 
     @classmethod
     def parse(cls, config: Mapping[str, Any]) -> ClientSecurity:
@@ -90,10 +84,10 @@ class ClientSecurity:
             return ""
 
         protocol = (get("security.protocol") or "PLAINTEXT").upper()
-        if protocol not in _PROTOCOLS:
+        if protocol not in SECURITY_PROTOCOLS:
             raise ClientSecurityError(f"Invalid value {protocol!r} for configuration "
                                       f"security.protocol: expected one of "
-                                      f"{', '.join(_PROTOCOLS)}", key="security.protocol")
+                                      f"{', '.join(SECURITY_PROTOCOLS)}", key="security.protocol")
         mechanism = (get("sasl.mechanism", "sasl.mechanisms") or "PLAIN").upper()
         username, password = get("sasl.username"), get("sasl.password")
         jaas = get("sasl.jaas.config")
@@ -192,17 +186,15 @@ def _exchange(mechanism: str, user: str, password: str):
     fields = dict(part.split("=", 1) for part in server_first.split(",") if "=" in part)
     if not fields.get("r", "").startswith(nonce):
         raise ClientSecurityError("the broker's SCRAM nonce does not extend ours")
-    salted = hashlib.pbkdf2_hmac(hash_name, password.encode(), base64.b64decode(fields["s"]),
-                                 int(fields["i"]))
-    client_key = hmac.new(salted, b"Client Key", hash_name).digest()
+    keys = scram_keys(hash_name, salted_password(hash_name, password,
+                                                 base64.b64decode(fields["s"]), int(fields["i"])))
     without_proof = f"c=biws,r={fields['r']}"
     auth_message = f"{first_bare},{server_first},{without_proof}".encode()
-    signature = hmac.new(hashlib.new(hash_name, client_key).digest(), auth_message,
-                         hash_name).digest()
-    proof = base64.b64encode(bytes(a ^ b for a, b in zip(client_key, signature, strict=True)))
+    signature = hmac_digest(hash_name, keys.stored_key, auth_message)
+    proof = base64.b64encode(bytes(a ^ b for a, b in zip(keys.client_key, signature,
+                                                         strict=True)))
     server_final = (yield f"{without_proof},p={proof.decode()}".encode()).decode("utf-8")
-    server_key = hmac.new(salted, b"Server Key", hash_name).digest()
-    expected = base64.b64encode(hmac.new(server_key, auth_message, hash_name).digest())
+    expected = base64.b64encode(hmac_digest(hash_name, keys.server_key, auth_message))
     if not hmac.compare_digest(server_final.encode(), b"v=" + expected):
         raise ClientSecurityError("the broker's SCRAM signature is wrong: not the broker "
                                   "holding our credential")

@@ -11,6 +11,9 @@ truststore). A ``JKS`` or ``PKCS12`` store type is refused with the key named.
 The same names under a prefix (Connect's ``listeners.https.``, a converter's
 ``schema.registry.``) win over the bare ones, as in Kafka.
 
+``HttpsListener`` is what a REST API (Connect's, the registry's) holds of this: whether it
+serves HTTPS, and the contexts of its listener and of its requests to its peers.
+
 ``ReloadingContext`` rebuilds a listener's context when one of its PEM files changes
 (looked at no more than once a second, on new connections): renewed certificates are
 served without a restart, and connections already open keep theirs.
@@ -24,10 +27,11 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["CLIENT_AUTH_MODES", "ReloadingContext", "TlsConfigError", "TlsSettings"]
+__all__ = ["CLIENT_AUTH_MODES", "HttpsListener", "ReloadingContext", "TlsConfigError",
+           "TlsSettings"]
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +208,45 @@ class ReloadingContext:
                 info = None
             stamps.append((info.st_mtime_ns, info.st_size) if info else (0, 0))
         return tuple(stamps)
+
+
+@dataclass(frozen=True)
+class HttpsListener:
+    """A REST API's TLS: ``https`` when its listener is ``https://``. A service subclasses
+    it with its other settings and overrides ``config_error`` to raise its own error type."""
+
+    https: bool = False
+    tls: TlsSettings = field(default_factory=TlsSettings)
+
+    def config_error(self, exc: TlsConfigError) -> Exception:
+        """The error a service reports for a bad TLS setting (``exc`` names the key)."""
+        return exc
+
+    def server_context(self) -> ReloadingContext | None:
+        """The HTTPS listener's context, reloaded when its files change (None for
+        ``http://``)."""
+        if not self.https:
+            return None
+        try:
+            return ReloadingContext(self.tls)
+        except TlsConfigError as exc:
+            raise self.config_error(exc) from None
+
+    def client_context(self) -> ssl.SSLContext | None:
+        """The context of requests to the other instances over HTTPS (forwarded ones);
+        None: the system's CAs (also used when only the others listen on HTTPS)."""
+        if not (self.https or self.tls.truststore):
+            return None
+        try:
+            return self.tls.client_context()
+        except TlsConfigError as exc:
+            raise self.config_error(exc) from None
+
+    def check_files(self) -> None:
+        """Loads both contexts once, so that unreadable PEM files fail at startup, naming
+        their key."""
+        self.server_context()
+        self.client_context()
 
 
 def _no_password() -> str:

@@ -19,12 +19,16 @@ import base64
 import hashlib
 import hmac
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["HASH_ALGORITHMS", "UserEntry", "UserStore", "UsersFileError", "hash_password",
-           "jaas_login_file"]
+__all__ = ["HASH_ALGORITHMS", "JAAS_CONFIG_KEY", "UserEntry", "UserStore", "UsersFileError",
+           "hash_password", "jaas_config_path", "jaas_login_file"]
+
+#: The JVM system property (and config key) naming the JAAS configuration file.
+JAAS_CONFIG_KEY = "java.security.auth.login.config"
 
 
 class UsersFileError(ValueError):
@@ -141,3 +145,17 @@ def jaas_login_file(jaas_path: str | Path, section: str) -> str:
                                  "no file=\"...\" option naming the users file")
         return option.group(1)
     raise UsersFileError(f"{jaas_path} has no section {section} {{ ... }};")
+
+
+def jaas_config_path(configured: str, environ: Mapping[str, str], opts_variable: str) -> str:
+    """The JAAS file: ``configured`` (the config key's value) or else the
+    ``-Djava.security.auth.login.config=...`` in the JVM options variable the service reads
+    (``KAFKA_OPTS``, ``SCHEMA_REGISTRY_OPTS``); "" when neither names one."""
+    if configured:
+        return configured
+    try:
+        words = shlex.split(environ.get(opts_variable, ""))
+    except ValueError:
+        return ""
+    prefix = f"-D{JAAS_CONFIG_KEY}="
+    return next((w[len(prefix):] for w in words if w.startswith(prefix)), "")

@@ -27,8 +27,9 @@ ALLOWED = {
     "connect.api": set(),
     "connect.converters": {"connect.api"},
     "connect.transforms": {"connect.api"},
+    # core.http: a worker's requests to the leader (forwarded REST calls, task configs)
     "connect.runtime": {"connect.api", "connect.converters", "connect.transforms",
-                        "core.backends", "core.telemetry"},
+                        "core.backends", "core.http", "core.telemetry"},
     "connectors": {"connect.api"},
     # The PySpark data source is no Connect plugin: it reads and writes topics through the
     # LogBackend (as design.md draws it) and decodes Confluent wire-format values with the

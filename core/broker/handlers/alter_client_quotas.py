@@ -12,7 +12,7 @@ from kafka.protocol.admin import AlterClientQuotasRequest, AlterClientQuotasResp
 
 from core.broker.admin_common import in_thread
 from core.broker.registry import handles
-from core.broker.security.access import AclOperation, cluster_allowed
+from core.broker.security.access import AclOperation, client_quotas_refusal
 from core.broker.security.quotas import QuotaAlteration
 from core.broker.state import BrokerState, RequestContext
 from core.protocol.errors import ErrorCode
@@ -39,12 +39,9 @@ async def handle_alter_client_quotas(state: BrokerState, ctx: RequestContext
             _Entry(version=version, error_code=c, error_message=m, entity=entity_of(e))
             for e, (c, m) in zip(entries, codes, strict=True)])
 
-    if not cluster_allowed(state, ctx, AclOperation.ALTER_CONFIGS):
-        return answer([(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "altering client quotas "
-                        "needs ALTER_CONFIGS on the cluster")] * len(entries))
-    if state.quotas is None:
-        return answer([(ErrorCode.UNKNOWN_SERVER_ERROR, "this broker has no client quotas")]
-                      * len(entries))
+    refusal = client_quotas_refusal(state, ctx, AclOperation.ALTER_CONFIGS, "altering")
+    if refusal is not None:
+        return answer([refusal] * len(entries))
     alterations = [
         QuotaAlteration(tuple((e.entity_type, e.entity_name) for e in entry.entity),
                         {op.key: (None if op.remove else op.value) for op in entry.ops})

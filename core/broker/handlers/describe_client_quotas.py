@@ -9,7 +9,7 @@ from __future__ import annotations
 from kafka.protocol.admin import DescribeClientQuotasRequest, DescribeClientQuotasResponse
 
 from core.broker.registry import handles
-from core.broker.security.access import AclOperation, cluster_allowed
+from core.broker.security.access import AclOperation, client_quotas_refusal
 from core.broker.security.quotas import InvalidQuotaError, QuotaFilter
 from core.broker.state import BrokerState, RequestContext
 from core.protocol.errors import ErrorCode
@@ -30,11 +30,9 @@ async def handle_describe_client_quotas(state: BrokerState, ctx: RequestContext
                                             error_code=code, error_message=message,
                                             entries=None)
 
-    if not cluster_allowed(state, ctx, AclOperation.DESCRIBE_CONFIGS):
-        return error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-                     "describing client quotas needs DESCRIBE_CONFIGS on the cluster")
-    if state.quotas is None:
-        return error(ErrorCode.UNKNOWN_SERVER_ERROR, "this broker has no client quotas")
+    refusal = client_quotas_refusal(state, ctx, AclOperation.DESCRIBE_CONFIGS, "describing")
+    if refusal is not None:
+        return error(*refusal)
     filters = [QuotaFilter(c.entity_type, c.match_type, c.match) for c in request.components]
     try:
         found = state.quotas.describe(filters, request.strict)

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from core.broker.state import BrokerState, RequestContext
 
 __all__ = ["AclOperation", "ResourceType", "allowed", "allowed_names", "authorized_operations",
-           "check_config_access", "cluster_allowed", "idempotent_write_allowed", "peer_host",
-           "topic_or_cluster_allowed"]
+           "check_config_access", "client_quotas_refusal", "cluster_allowed",
+           "idempotent_write_allowed", "peer_host", "topic_or_cluster_allowed"]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +55,19 @@ def allowed(state: BrokerState, ctx: RequestContext, operation: AclOperation,
 
 def cluster_allowed(state: BrokerState, ctx: RequestContext, operation: AclOperation) -> bool:
     return allowed(state, ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME)
+
+
+def client_quotas_refusal(state: BrokerState, ctx: RequestContext, operation: AclOperation,
+                          action: str) -> tuple[int, str] | None:
+    """Why a DescribeClientQuotas / AlterClientQuotas request (``action``: "describing",
+    "altering") is refused as a whole: ``operation`` denied on the cluster, or no quotas on
+    this broker; None when it may go on."""
+    if not cluster_allowed(state, ctx, operation):
+        return (ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                f"{action} client quotas needs {operation.name} on the cluster")
+    if state.quotas is None:
+        return ErrorCode.UNKNOWN_SERVER_ERROR, "this broker has no client quotas"
+    return None
 
 
 def topic_or_cluster_allowed(state: BrokerState, ctx: RequestContext,

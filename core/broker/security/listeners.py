@@ -18,22 +18,22 @@ from dataclasses import dataclass
 
 from core.broker.config import BrokerConfigError
 from core.cluster.config import ClusterConfigError, parse_listeners
+from core.protocol.security_protocol import SECURITY_PROTOCOLS, SecurityProtocolTraits
 
 __all__ = [
-    "PROTOCOLS",
     "ListenerSpec",
     "listener_setting",
     "resolve_listeners",
 ]
 
-PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 # Kafka's default listener.security.protocol.map: each protocol maps to itself.
-_DEFAULT_MAP = {p: p for p in PROTOCOLS}
+_DEFAULT_MAP = {p: p for p in SECURITY_PROTOCOLS}
 
 
 @dataclass(frozen=True)
-class ListenerSpec:
-    """One listening port: its name, protocol, bind address and what clients are told."""
+class ListenerSpec(SecurityProtocolTraits):
+    """One listening port: its name, protocol, bind address and what clients are told
+    (``uses_tls``/``uses_sasl``: its protocol's)."""
 
     name: str
     protocol: str
@@ -41,14 +41,6 @@ class ListenerSpec:
     port: int
     advertised_host: str
     advertised_port: int
-
-    @property
-    def uses_tls(self) -> bool:
-        return self.protocol in ("SSL", "SASL_SSL")
-
-    @property
-    def uses_sasl(self) -> bool:
-        return self.protocol in ("SASL_PLAINTEXT", "SASL_SSL")
 
 
 def listener_setting(settings: Mapping[str, str], listener: str, key: str,
@@ -66,10 +58,10 @@ def _protocol_map(text: str) -> dict[str, str]:
     for item in (p.strip() for p in text.split(",") if p.strip()):
         name, sep, protocol = item.partition(":")
         protocol = protocol.strip().upper()
-        if not sep or protocol not in PROTOCOLS:
+        if not sep or protocol not in SECURITY_PROTOCOLS:
             raise BrokerConfigError(
                 f"Invalid value {text!r} for configuration {key}: {item!r} is not "
-                f"NAME:PROTOCOL with PROTOCOL one of {', '.join(PROTOCOLS)}", key=key)
+                f"NAME:PROTOCOL with PROTOCOL one of {', '.join(SECURITY_PROTOCOLS)}", key=key)
         protocols[name.strip().upper()] = protocol
     return protocols
 

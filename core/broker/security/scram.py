@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.broker.security.sasl_errors import SaslAuthenticationError, SaslMalformedError
+from core.protocol.scram import SCRAM_HASHES, hmac_digest, salted_password, scram_keys
 
 __all__ = [
     "MAX_ITERATIONS",
@@ -29,7 +30,8 @@ __all__ = [
 ]
 
 #: mechanism name -> (hashlib name, Kafka's ScramMechanism type number)
-MECHANISMS = {"SCRAM-SHA-256": ("sha256", 1), "SCRAM-SHA-512": ("sha512", 2)}
+MECHANISMS = {"SCRAM-SHA-256": (SCRAM_HASHES["SCRAM-SHA-256"], 1),
+              "SCRAM-SHA-512": (SCRAM_HASHES["SCRAM-SHA-512"], 2)}
 MIN_ITERATIONS, MAX_ITERATIONS = 4096, 16384  # Kafka's ScramMechanism bounds
 _MAX_MESSAGE = 8 * 1024
 
@@ -44,24 +46,18 @@ class ScramCredential:
     iterations: int
 
 
-def _hmac(hash_name: str, key: bytes, data: bytes) -> bytes:
-    return hmac.new(key, data, hash_name).digest()
-
-
 def credential_from_salted(hash_name: str, salt: bytes, salted_password: bytes,
                            iterations: int) -> ScramCredential:
     """The stored form of a salted password (what AlterUserScramCredentials carries)."""
-    client_key = _hmac(hash_name, salted_password, b"Client Key")
-    stored_key = hashlib.new(hash_name, client_key).digest()
-    server_key = _hmac(hash_name, salted_password, b"Server Key")
-    return ScramCredential(salt, stored_key, server_key, iterations)
+    keys = scram_keys(hash_name, salted_password)
+    return ScramCredential(salt, keys.stored_key, keys.server_key, iterations)
 
 
 def credential_from_password(mechanism: str, password: str, iterations: int = 4096,
                              salt: bytes | None = None) -> ScramCredential:
     hash_name = MECHANISMS[mechanism][0]
     salt = salt if salt is not None else os.urandom(32)
-    salted = hashlib.pbkdf2_hmac(hash_name, password.encode("utf-8"), salt, iterations)
+    salted = salted_password(hash_name, password, salt, iterations)
     return credential_from_salted(hash_name, salt, salted, iterations)
 
 
@@ -160,7 +156,7 @@ class ScramServer:
         auth_message = ",".join((self._client_first_bare, self._server_first,
                                  without_proof)).encode("utf-8")
         credential = self._credential
-        signature = _hmac(self._hash, credential.stored_key, auth_message)
+        signature = hmac_digest(self._hash, credential.stored_key, auth_message)
         if len(proof) != len(signature):
             raise SaslAuthenticationError(
                 "Authentication failed: Invalid client final message", user=self.user)
@@ -169,7 +165,7 @@ class ScramServer:
                                    credential.stored_key):
             raise SaslAuthenticationError(
                 "Authentication failed: Invalid user credentials", user=self.user)
-        server_signature = _hmac(self._hash, credential.server_key, auth_message)
+        server_signature = hmac_digest(self._hash, credential.server_key, auth_message)
         self._step = 2
         self.complete = True
         return b"v=" + base64.b64encode(server_signature)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cluster_process import start_cluster, wait_for
+from cluster_process import running_cluster, wait_for
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer, KafkaProducer
@@ -30,10 +30,8 @@ SETTINGS = {"replica.lag.time.max.ms": "2000", "offsets.topic.num.partitions": "
 
 @pytest.fixture
 def cluster(tmp_path: Path):
-    nodes = start_cluster(tmp_path, broker=True, **SETTINGS)
-    yield nodes
-    for node in nodes:
-        node.kill()
+    with running_cluster(tmp_path, broker=True, **SETTINGS) as nodes:
+        yield nodes
 
 
 def _live(nodes) -> bool:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cluster_process import start_cluster, wait_for
+from cluster_process import running_cluster, wait_for
 
 from core.cluster.service import request
 
@@ -50,10 +50,8 @@ def _create(nodes, name: str, partitions: int, rf: int) -> dict:
 
 @pytest.fixture
 def cluster(tmp_path: Path):
-    nodes = start_cluster(tmp_path)
-    yield nodes
-    for node in nodes:
-        node.kill()
+    with running_cluster(tmp_path) as nodes:
+        yield nodes
 
 
 def test_three_processes_form_a_quorum_and_survive_the_controller_being_killed(cluster):
@@ -173,8 +171,7 @@ def test_a_broker_only_node_observes_the_log_and_keeps_its_lease(tmp_path: Path)
     """A fourth node with process.roles=broker and controller.quorum.bootstrap.servers:
     it is unfenced only once it applied the log up to its registration (which it reports in
     its heartbeats), gets replicas, and keeps its lease across a controller failover."""
-    nodes = start_cluster(tmp_path, broker_only=1)
-    try:
+    with running_cluster(tmp_path, broker_only=1) as nodes:
         voters, observer = nodes[:3], nodes[3]
         wait_for(lambda: (v := voters[0].describe()) and len(_live_brokers(v)) == 4, 30,
                  "four live brokers", nodes)
@@ -191,9 +188,6 @@ def test_a_broker_only_node_observes_the_log_and_keeps_its_lease(tmp_path: Path)
         view = new.describe()
         assert not view["brokers"]["4"]["fenced"] and view["brokers"]["4"]["epoch"] == epoch
         assert observer.alive
-    finally:
-        for node in nodes:
-            node.kill()
 
 
 def test_a_bad_setting_is_one_line_naming_the_key(tmp_path: Path):

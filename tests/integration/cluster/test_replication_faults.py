@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cluster_process import ClusterNodeProcess, start_cluster, wait_for
+from cluster_process import ClusterNodeProcess, running_cluster, wait_for
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from jepsen_checker import CheckResult, check
@@ -52,10 +52,8 @@ SETTINGS = {"min.insync.replicas": "2", "default.replication.factor": "3",
 
 @pytest.fixture
 def cluster(tmp_path: Path):
-    nodes = start_cluster(tmp_path, broker=True, **SETTINGS)
-    yield nodes
-    for node in nodes:
-        node.kill()
+    with running_cluster(tmp_path, broker=True, **SETTINGS) as nodes:
+        yield nodes
 
 
 def _bootstrap(nodes: list[ClusterNodeProcess]) -> str:
@@ -82,11 +80,48 @@ def _create_topic(nodes: list[ClusterNodeProcess]) -> None:
     admin = AdminClient({"bootstrap.servers": _bootstrap(nodes)})
     admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3)])[TOPIC].result(timeout=30)
 
-    def full_isr() -> bool:
-        view = _view(nodes)
-        topic = (view or {}).get("topics", {}).get(TOPIC)
-        return bool(topic) and all(len(p["isr"]) == 3 for p in topic["partitions"])
-    wait_for(full_isr, 30, "the topic with full ISRs", nodes)
+    wait_for(lambda: _full_isrs(nodes), 30, "the topic with full ISRs", nodes)
+
+
+def _full_isrs(nodes: list[ClusterNodeProcess]) -> bool:
+    """Every partition of the topic has its three replicas in sync."""
+    topic = (_view(nodes) or {}).get("topics", {}).get(TOPIC)
+    return bool(topic) and all(len(p["isr"]) == 3 for p in topic["partitions"])
+
+
+def _idempotent_workload(nodes: list[ClusterNodeProcess]) -> Workload:
+    """The cluster ready, the topic created, and an acks=all idempotent producer on it."""
+    _ready(nodes)
+    _create_topic(nodes)
+    return Workload(nodes, acks="all", **{"enable.idempotence": True})
+
+
+def _down_while_writing(nodes: list[ClusterNodeProcess], node: ClusterNodeProcess,
+                        workload: Workload, seconds: float, *, kill: bool = True) -> None:
+    """SIGKILL (or SIGTERM) ``node``, write for ``seconds``, start it and wait until the
+    cluster is live again."""
+    if kill:
+        node.kill()
+    else:
+        node.stop()
+    workload.send(seconds)
+    node.start()
+    _ready(nodes)
+
+
+def _nothing_lost(nodes: list[ClusterNodeProcess], workload: Workload) -> CheckResult:
+    """The workload finished and checked: nothing acknowledged lost, nothing inconsistent."""
+    workload.finish()
+    result = _checked(nodes, workload)
+    assert result.ok, result.summary()
+    return result
+
+
+def _replicas_converge(nodes: list[ClusterNodeProcess]) -> None:
+    """The restarted brokers caught up (truncating what they alone had) and rejoined every
+    ISR; then the three replicas of each partition hold the same records."""
+    wait_for(lambda: _full_isrs(nodes), 30, "full ISRs again", nodes)
+    _replicas_agree(nodes)
 
 
 def _partition(nodes: list[ClusterNodeProcess], partition: int) -> dict:
@@ -182,27 +217,16 @@ def _checked(nodes: list[ClusterNodeProcess], workload: Workload) -> CheckResult
 
 def test_acks_all_idempotent_loses_nothing_when_leaders_are_killed(cluster) -> None:
     nodes = cluster
-    _ready(nodes)
-    _create_topic(nodes)
+    workload = _idempotent_workload(nodes)
     rng = random.Random(16)
-    workload = Workload(nodes, acks="all", **{"enable.idempotence": True})
     workload.send(2.0)
     for _ in range(2):  # kill -9 a partition leader mid-stream, then restart it
         victim = _node(nodes, _partition(nodes, rng.randrange(PARTITIONS))["leader"])
-        victim.kill()
-        workload.send(5.0)
-        victim.start()
-        _ready(nodes)
+        _down_while_writing(nodes, victim, workload, 5.0)
         workload.send(2.0)
-    workload.finish()
-    result = _checked(nodes, workload)
-    assert result.ok, result.summary()
+    result = _nothing_lost(nodes, workload)
     assert result.acknowledged > 500, result.summary()
-    # The restarted brokers caught up (truncating what they alone had) and rejoined every
-    # ISR; then the three replicas of each partition hold the same records.
-    wait_for(lambda: all(len(p["isr"]) == 3 for p in _view(nodes)["topics"][TOPIC][
-        "partitions"]), 30, "full ISRs again", nodes)
-    _replicas_agree(nodes)
+    _replicas_converge(nodes)
 
 
 def _replicas_agree(nodes: list[ClusterNodeProcess]) -> None:
@@ -282,8 +306,7 @@ def test_acks_all_acknowledges_nothing_only_the_killed_leader_had(cluster):
     checkpoint = (new_leader.data_dir / f"{TOPIC}-0" / "leader-epoch-checkpoint").read_text()
     new_epoch_start = int(checkpoint.split("\n")[-2].split()[1])
     old_leader.start()
-    wait_for(lambda: all(len(p["isr"]) == 3 for p in _view(cluster)["topics"][TOPIC][
-        "partitions"]), 40, "the old leader back in every ISR", cluster)
+    wait_for(lambda: _full_isrs(cluster), 40, "the old leader back in every ISR", cluster)
     if old_records and old_records[-1][0] >= new_epoch_start:
         # It had batches past the new leader's epoch start (on a loaded machine a
         # follower may still have fetched them all): those were cut by leader epoch.
@@ -293,9 +316,7 @@ def test_acks_all_acknowledges_nothing_only_the_killed_leader_had(cluster):
 
 def test_a_paused_leader_is_fenced_and_acknowledges_nothing_after_resuming(cluster):
     nodes = cluster
-    _ready(nodes)
-    _create_topic(nodes)
-    workload = Workload(nodes, acks="all", **{"enable.idempotence": True})
+    workload = _idempotent_workload(nodes)
     workload.send(1.0)
     old = _partition(nodes, 0)
     leader = _node(nodes, old["leader"])
@@ -306,16 +327,12 @@ def test_a_paused_leader_is_fenced_and_acknowledges_nothing_after_resuming(clust
              "a new leader of partition 0", nodes)
     leader.resume()
     workload.send(3.0)
-    workload.finish()
-    result = _checked(nodes, workload)
-    assert result.ok, result.summary()
+    _nothing_lost(nodes, workload)
 
 
 def test_a_consumer_group_keeps_its_offsets_when_its_coordinator_is_killed(cluster):
     nodes = cluster
-    _ready(nodes)
-    _create_topic(nodes)
-    workload = Workload(nodes, acks="all", **{"enable.idempotence": True})
+    workload = _idempotent_workload(nodes)
     workload.send(2.0)
     workload.finish()
     total = len(workload.acknowledged)
@@ -377,34 +394,19 @@ def _committed(consumer: Consumer) -> dict[int, int] | None:
 
 def test_acks_all_survives_controller_and_follower_kills_and_a_rolling_restart(cluster):
     nodes = cluster
-    _ready(nodes)
-    _create_topic(nodes)
-    workload = Workload(nodes, acks="all", **{"enable.idempotence": True})
+    workload = _idempotent_workload(nodes)
     workload.send(1.5)
     controller = _node(nodes, wait_for(lambda: (_view(nodes) or {}).get("controller_id"),
                                        20, "a controller", nodes))
-    controller.kill()  # the active controller (also a partition leader)
-    workload.send(4.0)
-    controller.start()
-    _ready(nodes)
+    _down_while_writing(nodes, controller, workload, 4.0)  # also a partition leader
     spec = _partition(nodes, 1)
     follower = _node(nodes, next(r for r in spec["replicas"] if r != spec["leader"]))
-    follower.kill()
-    workload.send(2.0)
-    follower.start()
-    _ready(nodes)
+    _down_while_writing(nodes, follower, workload, 2.0)
     for node in nodes:  # rolling restart: SIGTERM, start, wait for it to be live again
-        node.stop()
-        workload.send(1.0)
-        node.start()
-        _ready(nodes)
+        _down_while_writing(nodes, node, workload, 1.0, kill=False)
     workload.send(1.0)
-    workload.finish()
-    result = _checked(nodes, workload)
-    assert result.ok, result.summary()
-    wait_for(lambda: all(len(p["isr"]) == 3 for p in _view(nodes)["topics"][TOPIC][
-        "partitions"]), 30, "full ISRs again", nodes)
-    _replicas_agree(nodes)
+    _nothing_lost(nodes, workload)
+    _replicas_converge(nodes)
 
 
 def test_the_kafka_backend_follows_the_leader_across_a_failover(cluster) -> None:

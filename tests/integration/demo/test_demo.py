@@ -39,17 +39,23 @@ def _ferry(*args: str, env: dict[str, str] | None = None, **kw) -> subprocess.Po
                             stderr=subprocess.STDOUT, text=True, **kw)
 
 
-def test_demo_check_passes_end_to_end(tmp_path: Path) -> None:
-    _needs_everything()
-    proc = _ferry("demo", "--check", "--duration", "15", "--settle", "180", "--rate", "8",
-                  "--workdir", str(tmp_path / "demo"))
+def _demo_check(tmp_path: Path, *args: str) -> tuple[int, str]:
+    """``ferry demo --check`` with ``args``, to its end (SIGINT if it outlives the
+    timeout): its exit code and output."""
+    proc = _ferry("demo", "--check", *args, "--workdir", str(tmp_path / "demo"))
     try:
         out, _ = proc.communicate(timeout=RUN_TIMEOUT_S)
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
             proc.communicate(timeout=STOP_TIMEOUT_S)
-    assert proc.returncode == 0, out[-6000:]
+    return proc.returncode, out
+
+
+def test_demo_check_passes_end_to_end(tmp_path: Path) -> None:
+    _needs_everything()
+    code, out = _demo_check(tmp_path, "--duration", "15", "--settle", "180", "--rate", "8")
+    assert code == 0, out[-6000:]
     summary = [line for line in out.splitlines() if line.startswith(("PASS", "FAIL"))]
     assert [line.split()[:2] for line in summary] == [
         ["PASS", "s3"], ["PASS", "index"], ["PASS", "reporting"]], out[-3000:]
@@ -69,15 +75,9 @@ def test_demo_check_fails_when_changes_do_not_arrive(tmp_path: Path) -> None:
         if connector["name"] == "s3-raw-changes":
             connector["config"]["topics"] = "shop.public.customers,shop.public.orders"
         (files / path.name).write_text(json.dumps(connector))
-    proc = _ferry("demo", "--check", "--duration", "5", "--settle", "20", "--connectors",
-                  str(files), "--workdir", str(tmp_path / "demo"))
-    try:
-        out, _ = proc.communicate(timeout=RUN_TIMEOUT_S)
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            proc.communicate(timeout=STOP_TIMEOUT_S)
-    assert proc.returncode == 1, out[-6000:]
+    code, out = _demo_check(tmp_path, "--duration", "5", "--settle", "20", "--connectors",
+                            str(files))
+    assert code == 1, out[-6000:]
     summary = {line.split()[1]: line for line in out.splitlines()
                if line.startswith(("PASS", "FAIL"))}
     assert summary["s3"].startswith("FAIL") and "('products', 'r', 1)" in summary["s3"], out

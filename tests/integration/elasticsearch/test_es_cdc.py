@@ -16,7 +16,7 @@ from rt_test_connectors import committed, end_offset, wait_for
 
 psycopg = pytest.importorskip("psycopg")
 
-from postgres_process import PASSWORD, PostgresProcess  # noqa: E402
+from postgres_process import PASSWORD, PostgresProcess, postgres_fixture  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -29,12 +29,7 @@ JSON_CONVERTERS = {
 WAIT_S = 90.0
 
 
-@pytest.fixture(scope="module")
-def pg():
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
+pg = postgres_fixture()
 
 
 def table(pg: PostgresProcess) -> dict[str, dict[str, Any]]:

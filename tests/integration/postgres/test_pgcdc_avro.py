@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "schema_registry"))
 from confluent_kafka.schema_registry import SchemaRegistryClient  # noqa: E402
 from confluent_kafka.schema_registry.avro import AvroDeserializer  # noqa: E402
 from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
-from postgres_process import PostgresProcess  # noqa: E402
+from postgres_process import postgres_fixture  # noqa: E402
 from sr_serde_helpers import running_registry  # noqa: E402
 from test_pgcdc_task import Driver, props, sql  # noqa: E402
 
@@ -25,12 +25,7 @@ from schema_registry.serde.avro_converter import AvroConverter  # noqa: E402
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def pg():
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
+pg = postgres_fixture()
 
 
 def test_avro_subjects_and_values_have_debeziums_shape(pg, tmp_path: Path) -> None:

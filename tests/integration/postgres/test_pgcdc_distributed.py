@@ -17,7 +17,7 @@ psycopg = pytest.importorskip("psycopg")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "connect"))
 
 from dist_cluster import Cluster, wait_for  # noqa: E402
-from postgres_process import PASSWORD, PostgresProcess  # noqa: E402
+from postgres_process import PASSWORD, postgres_fixture  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -32,9 +32,10 @@ WORKER_PROPS = {
 }
 
 
-def test_failover_to_the_other_worker_loses_no_change(tmp_path: Path) -> None:
-    pg = PostgresProcess()
-    pg.start()
+pg = postgres_fixture()
+
+
+def test_failover_to_the_other_worker_loses_no_change(pg, tmp_path: Path) -> None:
     (tmp_path / "cluster").mkdir()
     cluster = Cluster(tmp_path / "cluster", 2, WORKER_PROPS)
     out = tmp_path / "rows.txt"
@@ -94,4 +95,3 @@ def test_failover_to_the_other_worker_loses_no_change(tmp_path: Path) -> None:
     finally:
         halt.set()
         cluster.close()
-        pg.close()

@@ -10,8 +10,8 @@ import pytest
 
 psycopg = pytest.importorskip("psycopg")
 
-from pgcdc_driver import Driver, fresh_db, props, sql  # noqa: E402
-from postgres_process import PostgresProcess  # noqa: E402
+from pgcdc_driver import Driver, props, sql  # noqa: E402
+from postgres_process import PostgresProcess, postgres_fixture  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -19,17 +19,7 @@ SIGNAL = "CREATE TABLE debezium_signal (id varchar(64) PRIMARY KEY, type varchar
          "NOT NULL, data varchar(2048))"
 
 
-@pytest.fixture(scope="module")
-def pg():
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def db(pg):
-    yield from fresh_db(pg)
+pg = postgres_fixture()
 
 
 def signal(pg: PostgresProcess, db: str, sid: str, kind: str, data: dict) -> None:

@@ -10,23 +10,13 @@ import pytest
 
 psycopg = pytest.importorskip("psycopg")
 
-from pgcdc_driver import Driver, fresh_db, props, sql  # noqa: E402
-from postgres_process import PostgresProcess  # noqa: E402
+from pgcdc_driver import Driver, props, sql  # noqa: E402
+from postgres_process import postgres_fixture  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def pg():
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def db(pg):
-    yield from fresh_db(pg)
+pg = postgres_fixture()
 
 
 def test_transactional_and_non_transactional_messages(pg, db):

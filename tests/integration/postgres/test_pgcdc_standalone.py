@@ -14,19 +14,14 @@ import pytest
 psycopg = pytest.importorskip("psycopg")
 
 from pgcdc_worker import CdcWorker, read_topic, stored_offset  # noqa: E402
-from postgres_process import PASSWORD, PostgresProcess  # noqa: E402
+from postgres_process import PASSWORD, PostgresProcess, postgres_fixture  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TOPIC = "dbserver1.public.acct"
 
 
-@pytest.fixture(scope="module")
-def pg():
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
+pg = postgres_fixture()
 
 
 _dbs = iter(range(100))

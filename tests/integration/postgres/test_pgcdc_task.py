@@ -20,8 +20,8 @@ psycopg = pytest.importorskip("psycopg")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "connectors"))
 
-from pgcdc_driver import DEADLINE_S, Driver, fresh_db, props, sql  # noqa: E402
-from postgres_process import PASSWORD, PostgresProcess  # noqa: E402
+from pgcdc_driver import DEADLINE_S, Driver, props, sql  # noqa: E402
+from postgres_process import PASSWORD, PostgresProcess, postgres_fixture  # noqa: E402
 
 from connect.api import ConnectError, RetriableError  # noqa: E402
 from connectors.postgres import PostgresConnector  # noqa: E402
@@ -29,17 +29,7 @@ from connectors.postgres import PostgresConnector  # noqa: E402
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def pg():
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def db(pg):
-    yield from fresh_db(pg)
+pg = postgres_fixture()
 
 
 def test_snapshot_then_stream_has_no_gap_and_no_overlap(pg, db):

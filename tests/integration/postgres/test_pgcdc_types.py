@@ -11,8 +11,8 @@ import pytest
 
 psycopg = pytest.importorskip("psycopg")
 
-from pgcdc_driver import Driver, fresh_db, props, sql  # noqa: E402
-from postgres_process import PostgresProcess  # noqa: E402
+from pgcdc_driver import Driver, props, sql  # noqa: E402
+from postgres_process import postgres_fixture  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -27,17 +27,7 @@ ROW = ("'1 year 2 months 3 days 04:05:06.5', '-4 hours -5 minutes', '(1.5,-2)', 
 IV_MICROS = int((((429.125 * 24 + 4) * 60 + 5) * 60 + 6.5) * 1e6)
 
 
-@pytest.fixture(scope="module")
-def pg():
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def db(pg):
-    yield from fresh_db(pg)
+pg = postgres_fixture()
 
 
 def _point(x: float, y: float) -> dict:

@@ -6,17 +6,12 @@ import pytest
 
 psycopg = pytest.importorskip("psycopg")
 
-from postgres_process import PASSWORD, PostgresProcess  # noqa: E402
+from postgres_process import PASSWORD, postgres_fixture  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def pg():
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
+pg = postgres_fixture()
 
 
 def test_logical_decoding_is_available(pg):

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from certificates import CertAuthority, Issued
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
-from pem_certs import CertAuthority, Issued
 
 from connect.api.data import Schema, SchemaBuilder, Struct
 from connect.api.errors import ConfigError, ConnectError

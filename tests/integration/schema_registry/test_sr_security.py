@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 import requests
+from certificates import CertAuthority
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
-from pem_certs import CertAuthority
 
 from core.http.users import hash_password
 from schema_registry.errors import RegistryConfigError

@@ -21,7 +21,7 @@ psycopg = pytest.importorskip("psycopg")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "postgres"))
 
 from pgcdc_worker import CdcWorker  # noqa: E402
-from postgres_process import PASSWORD, PostgresProcess  # noqa: E402
+from postgres_process import PASSWORD, postgres_fixture  # noqa: E402
 
 from core.backends import open_backend  # noqa: E402
 from pipelines import cdc_order_totals  # noqa: E402
@@ -32,12 +32,7 @@ SOURCE = "shop.public.orders"
 CONNECTOR = "orders-cdc"
 
 
-@pytest.fixture(scope="module")
-def pg():
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
+pg = postgres_fixture()
 
 
 def _placed_totals(conn) -> dict[str, tuple[int, decimal.Decimal]]:

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 import requests
+from certificates import CertAuthority
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from pem_certs import CertAuthority
 from prometheus_client import CollectorRegistry
 
 from core.http.access_log import AccessLog

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -75,17 +75,27 @@ def tenants(secure_broker, tmp_path: Path):
     p = Producer(sasl(bootstrap, "globex"))
     p.produce("globex.orders", b"globex-secret-order")
     assert p.flush(30) == 0
-    c = Consumer(sasl(bootstrap, "globex", **{"group.id": "globex.billing",
-                                               "auto.offset.reset": "earliest"}))
-    c.subscribe(["globex.orders"])
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        msg = c.poll(0.5)
-        if msg is not None and msg.error() is None:
-            break
-    c.commit(asynchronous=False)
-    c.close()
+    _first_message(bootstrap, "globex", "globex.billing", "globex.orders", commit=True)
     return bootstrap
+
+
+def _first_message(bootstrap: str, user: str, group: str, topic: str, *,
+                   errors: bool = False, commit: bool = False) -> Message | None:
+    """The first record (with ``errors``: or error) that ``user``'s consumer in ``group``
+    polls from ``topic`` within 30 s; ``commit`` commits its offsets before it closes."""
+    c = Consumer(sasl(bootstrap, user, **{"group.id": group, "auto.offset.reset": "earliest"}))
+    c.subscribe([topic])
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            msg = c.poll(0.5)
+            if msg is not None and (errors or msg.error() is None):
+                return msg
+        return None
+    finally:
+        if commit:
+            c.commit(asynchronous=False)
+        c.close()
 
 
 def _code(future) -> int:  # type: ignore[no-untyped-def]
@@ -98,17 +108,8 @@ def test_a_tenant_uses_its_own_topics_and_groups(tenants):
     p = Producer(sasl(tenants, "acme"))
     p.produce("acme.orders", b"acme-order")
     assert p.flush(30) == 0
-    c = Consumer(sasl(tenants, "acme", **{"group.id": "acme.billing",
-                                           "auto.offset.reset": "earliest"}))
-    c.subscribe(["acme.orders"])
-    got = None
-    deadline = time.monotonic() + 30
-    while got is None and time.monotonic() < deadline:
-        msg = c.poll(0.5)
-        if msg is not None and msg.error() is None:
-            got = msg.value()
-    c.close()
-    assert got == b"acme-order"
+    got = _first_message(tenants, "acme", "acme.billing", "acme.orders")
+    assert got is not None and got.value() == b"acme-order"
     admin = AdminClient(sasl(tenants, "acme"))
     admin.create_topics([NewTopic("acme.new", 1)])["acme.new"].result(30)
 
@@ -127,18 +128,10 @@ def test_a_tenant_cannot_see_the_other_tenants_topics_or_groups(tenants):
 def test_a_tenant_cannot_read_write_alter_or_delete_the_others(tenants):
     admin = AdminClient(sasl(tenants, "acme"))
     # read
-    c = Consumer(sasl(tenants, "acme", **{"group.id": "acme.spy",
-                                           "auto.offset.reset": "earliest"}))
-    c.subscribe(["globex.orders"])
-    error = None
-    deadline = time.monotonic() + 30
-    while error is None and time.monotonic() < deadline:
-        msg = c.poll(0.5)
-        if msg is not None:
-            assert msg.error() is not None, "acme read a globex record"
-            error = msg.error()
-    c.close()
-    assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    msg = _first_message(tenants, "acme", "acme.spy", "globex.orders", errors=True)
+    assert msg is not None, "acme's consumer got no error"
+    assert msg.error() is not None, "acme read a globex record"
+    assert msg.error().code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
     # ... nor through globex's group
     kp = KafkaConsumer(bootstrap_servers=tenants, security_protocol="SASL_PLAINTEXT",
                        sasl_mechanism="PLAIN", sasl_plain_username="acme",

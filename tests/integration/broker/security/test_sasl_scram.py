@@ -4,10 +4,10 @@ aiokafka to log in; DescribeUserScramCredentials and Kafka's error codes for bad
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
+from client_sends import aiokafka_send, kafka_python_send
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import (
     AdminClient,
@@ -96,24 +96,10 @@ def test_describe_and_delete_and_errors(scram_broker):
 
 
 def test_kafka_python_and_aiokafka_scram(scram_broker):
-    from aiokafka import AIOKafkaProducer
-    from kafka import KafkaProducer
-
     _, bootstrap, _ = scram_broker
-    producer = KafkaProducer(bootstrap_servers=bootstrap, security_protocol="SASL_PLAINTEXT",
-                             sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="bob",
-                             sasl_plain_password="bob-pw")
-    producer.send("kp-scram", b"v").get(timeout=20)
-    producer.close()
-
-    async def run() -> None:
-        aio = AIOKafkaProducer(bootstrap_servers=bootstrap, security_protocol="SASL_PLAINTEXT",
-                               sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="alice",
-                               sasl_plain_password="alice-pw")
-        await aio.start()
-        try:
-            await aio.send_and_wait("aio-scram", b"v")
-        finally:
-            await aio.stop()
-
-    asyncio.run(run())
+    kafka_python_send("kp-scram", bootstrap_servers=bootstrap,
+                      security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-512",
+                      sasl_plain_username="bob", sasl_plain_password="bob-pw")
+    aiokafka_send("aio-scram", bootstrap_servers=bootstrap, security_protocol="SASL_PLAINTEXT",
+                  sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="alice",
+                  sasl_plain_password="alice-pw")

@@ -6,7 +6,6 @@ Certificates are made by the tests (``tests/certificates.py``).
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import socket
 import ssl
@@ -15,6 +14,7 @@ import time
 import pytest
 from broker_process import BrokerProcess
 from certificates import write_server_cert
+from client_sends import aiokafka_send, kafka_python_send
 from confluent_kafka import KafkaError, Producer
 
 pytestmark = pytest.mark.integration
@@ -76,9 +76,7 @@ def test_mutual_tls_and_principal_mapping(tls_broker, tls):
 
 
 def test_sasl_ssl_plain_with_three_clients(tls_broker, tls):
-    from aiokafka import AIOKafkaProducer
     from aiokafka.helpers import create_ssl_context
-    from kafka import KafkaProducer
 
     _, addr, _ = tls_broker
     conf = {**_ssl_conf(addr["SECURE"], tls, protocol="SASL_SSL"),
@@ -88,24 +86,11 @@ def test_sasl_ssl_plain_with_three_clients(tls_broker, tls):
     wrong = _produce({**conf, "sasl.password": "wrong"})
     assert any(e.code() == KafkaError._AUTHENTICATION for e in wrong)
 
-    producer = KafkaProducer(bootstrap_servers=addr["SECURE"], security_protocol="SASL_SSL",
-                             ssl_cafile=str(tls.ca), sasl_mechanism="PLAIN",
-                             sasl_plain_username="alice", sasl_plain_password="alice-secret")
-    producer.send("kp-tls", b"v").get(timeout=20)
-    producer.close()
-
-    async def run() -> None:
-        aio = AIOKafkaProducer(bootstrap_servers=addr["SECURE"], security_protocol="SASL_SSL",
-                               ssl_context=create_ssl_context(cafile=str(tls.ca)),
-                               sasl_mechanism="PLAIN", sasl_plain_username="alice",
-                               sasl_plain_password="alice-secret")
-        await aio.start()
-        try:
-            await aio.send_and_wait("aio-tls", b"v")
-        finally:
-            await aio.stop()
-
-    asyncio.run(run())
+    login = {"bootstrap_servers": addr["SECURE"], "security_protocol": "SASL_SSL",
+             "sasl_mechanism": "PLAIN", "sasl_plain_username": "alice",
+             "sasl_plain_password": "alice-secret"}
+    kafka_python_send("kp-tls", ssl_cafile=str(tls.ca), **login)
+    aiokafka_send("aio-tls", ssl_context=create_ssl_context(cafile=str(tls.ca)), **login)
 
 
 def _server_cn(address: str, ca) -> str:
@@ -121,7 +106,7 @@ def test_certificate_reload_without_restart(tls_broker, tls):
     broker, addr, server = tls_broker
     assert _server_cn(addr["SSL"], tls.ca) == "ferry"
     fresh = server.with_name("fresh.pem")
-    write_server_cert(fresh, tls.ca_cert, tls.ca_key, cn="ferry-renewed")
+    write_server_cert(fresh, tls.authority, cn="ferry-renewed")
     fresh.replace(server)  # atomically, as cert-manager and certbot do
     deadline = time.monotonic() + 10
     while _server_cn(addr["SSL"], tls.ca) != "ferry-renewed":
@@ -169,7 +154,7 @@ def test_certificate_change_by_alter_configs(tls_broker, tls):
 
     broker, addr, server = tls_broker
     renewed = server.with_name("renewed.pem")
-    write_server_cert(renewed, tls.ca_cert, tls.ca_key, cn="ferry-by-alter-configs")
+    write_server_cert(renewed, tls.authority, cn="ferry-by-alter-configs")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     resource = ConfigResource(ResourceType.BROKER, "0", incremental_configs=[ConfigEntry(
         "listener.name.ssl.ssl.keystore.location", str(renewed),

@@ -8,18 +8,12 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from postgres_process import postgres_fixture
 
 _counter = itertools.count()
 
 
-@pytest.fixture(scope="module")
-def pg():
-    from postgres_process import PostgresProcess
-
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
+pg = postgres_fixture()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -26,7 +26,7 @@ from connect.api import (
     SourceTaskContext,
     TopicPartition,
 )
-from connectors.jdbc import JdbcSourceTask
+from connectors.jdbc import JdbcSinkTask, JdbcSourceTask
 
 
 class OffsetStore(OffsetStorageReader):
@@ -115,6 +115,25 @@ class ConnectorCtx(ConnectorContext):
 def rows(engine: sa.Engine, sql: str) -> list[tuple[Any, ...]]:
     with engine.connect() as conn:
         return [tuple(r) for r in conn.execute(sa.text(sql))]
+
+
+def url_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
+    """``rows`` of ``sql`` through an engine of its own for ``url``, disposed after."""
+    engine = sa.create_engine(url)
+    try:
+        return rows(engine, sql)
+    finally:
+        engine.dispose()
+
+
+def started_sink(props: Mapping[str, str], reporter: Reporter | None = None
+                 ) -> JdbcSinkTask:
+    """A ``JdbcSinkTask`` started on ``props`` in a ``SinkContext`` (``reporter``: its
+    errant record reporter)."""
+    task = JdbcSinkTask()
+    task.initialize(SinkContext(props, reporter))
+    task.start(props)
+    return task
 
 
 def execute(engine: sa.Engine, sql: str, params: Any = None) -> None:

@@ -27,16 +27,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 DEADLINE_S = 90.0
 
 
-@pytest.fixture(scope="module")
-def pg():
-    from postgres_process import PostgresProcess
-
-    server = PostgresProcess()
-    server.start()
-    yield server
-    server.close()
-
-
 _counter = iter(range(1000))
 
 

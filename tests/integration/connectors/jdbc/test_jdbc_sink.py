@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from jdbc_support import Reporter, SinkContext, execute, rows
+from jdbc_support import Reporter, SinkContext, execute, started_sink, url_rows
 
 from connect.api import (
     ConfigError,
@@ -51,19 +51,11 @@ def tombstone(offset: int, oid: int) -> SinkRecord:
 
 
 def start(url: str, reporter: Reporter | None = None, **extra: str) -> JdbcSinkTask:
-    props = {"connection.url": url, "auto.create": "true", **extra}
-    task = JdbcSinkTask()
-    task.initialize(SinkContext(props, reporter))
-    task.start(props)
-    return task
+    return started_sink({"connection.url": url, "auto.create": "true", **extra}, reporter)
 
 
 def table(url: str, sql: str = "SELECT id, item, qty FROM orders ORDER BY id") -> list[Any]:
-    engine = sa.create_engine(url)
-    try:
-        return rows(engine, sql)
-    finally:
-        engine.dispose()
+    return url_rows(url, sql)
 
 
 def test_insert_without_key_creates_the_table(db):

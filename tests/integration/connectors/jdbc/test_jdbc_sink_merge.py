@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from jdbc_support import SinkContext, rows
+from jdbc_support import started_sink, url_rows
 
 from connect.api import (
     Date,
@@ -73,20 +73,8 @@ def merge_db(pg, monkeypatch) -> Any:
 
 
 def start(url: str, **extra: str) -> JdbcSinkTask:
-    props = {"connection.url": url, "auto.create": "true", "insert.mode": "upsert",
-             "table.name.format": "merged", **extra}
-    task = JdbcSinkTask()
-    task.initialize(SinkContext(props))
-    task.start(props)
-    return task
-
-
-def table(url: str, sql: str) -> list[Any]:
-    engine = sa.create_engine(url)
-    try:
-        return rows(engine, sql)
-    finally:
-        engine.dispose()
+    return started_sink({"connection.url": url, "auto.create": "true", "insert.mode": "upsert",
+                         "table.name.format": "merged", **extra})
 
 
 def test_merge_inserts_or_updates_and_a_replay_changes_nothing(merge_db):
@@ -97,15 +85,15 @@ def test_merge_inserts_or_updates_and_a_replay_changes_nothing(merge_db):
     assert [s for s in sent if s.startswith("MERGE INTO")], sent
     assert not any("ON CONFLICT" in s for s in sent)
     query = "SELECT id, name, qty, f64, flag FROM merged ORDER BY id"
-    assert table(url, query) == [(1, "a2", 5, 1.25, True), (2, "b", None, None, False)]
+    assert url_rows(url, query) == [(1, "a2", 5, 1.25, True), (2, "b", None, None, False)]
     second = [record(3, 2, None, 7), record(4, 3, "c", 0)]
     task.put(second)
-    after = table(url, query)
+    after = url_rows(url, query)
     assert after == [(1, "a2", 5, 1.25, True), (2, None, 7, 1.75, True),
                      (3, "c", 0, 0.0, True)]
     task.put(first + second)  # redelivered after a crash: the same final rows
     task.stop()
-    assert table(url, query) == after
+    assert url_rows(url, query) == after
 
 
 def test_merge_carries_every_column_type_and_a_composite_kafka_key(merge_db):
@@ -142,4 +130,4 @@ def test_merge_into_a_table_of_key_columns_only_inserts_once(merge_db):
     task.stop()
     merges = [s for s in sent if s.startswith("MERGE INTO")]
     assert merges and all("WHEN MATCHED" not in s for s in merges)
-    assert table(url, "SELECT id FROM merged ORDER BY id") == [(1,), (2,), (3,)]
+    assert url_rows(url, "SELECT id FROM merged ORDER BY id") == [(1,), (2,), (3,)]

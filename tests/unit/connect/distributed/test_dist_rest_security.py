@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import requests
 from broker_process import free_port
+from certificates import CertAuthority
 from dist_herder_harness import LocalCluster, source, wait_for
-from pem_certs import CertAuthority
 
 from connect.api.errors import ConfigError
 from connect.cli import DistributedWorker
