@@ -72,6 +72,10 @@ def resolve_listeners(settings: Mapping[str, str], *, listen: tuple[str, int] | 
     ``--advertised-listener`` flags) replace the first listener's addresses; the other
     listeners keep theirs. Raises BrokerConfigError naming the key."""
     text = str(settings.get("listeners", "")).strip()
+    if text and "://" not in text:
+        # A bare HOST:PORT, which the single-node broker has always accepted (Kafka needs
+        # a name): one PLAINTEXT listener, so existing Ferry configs keep working.
+        text = f"PLAINTEXT://{text}"
     try:
         endpoints = list(parse_listeners("listeners", text)) if text else []
         advertised_text = str(settings.get("advertised.listeners", "")).strip()

@@ -32,6 +32,10 @@ def test_listeners_and_their_protocols():
     assert [(s.name, s.protocol, s.advertised_host, s.advertised_port) for s in specs] == [
         ("CLIENT", "SASL_PLAINTEXT", "kafka.example.com", 9092),
         ("SSL", "SSL", "127.0.0.1", 9093)]
+    # A bare HOST:PORT (accepted by the single-node broker before named listeners) is one
+    # PLAINTEXT listener.
+    (bare,) = resolve_listeners({"listeners": "127.0.0.1:9095"})
+    assert (bare.name, bare.protocol, bare.advertised_port) == ("PLAINTEXT", "PLAINTEXT", 9095)
     with pytest.raises(BrokerConfigError) as missing:
         resolve_listeners({"listeners": "EXTERNAL://127.0.0.1:9092"})
     assert missing.value.key == "listener.security.protocol.map"
