@@ -104,6 +104,10 @@ class ReplicaManager:
         self._tasks: list[asyncio.Task[None]] = []
         self._alters: set[asyncio.Task[None]] = set()
         self.last_error = ""  # the controller's message for the last refused create_topic
+        #: ISR changes of partitions this broker leads, as Kafka's IsrShrinksPerSec and
+        #: IsrExpandsPerSec count them: one per committed change (``/metrics``).
+        self.isr_shrinks = 0
+        self.isr_expands = 0
         #: Called (in a thread) when this broker becomes a partition's leader, after its
         #: state is set: the group coordinator reloads a __consumer_offsets partition.
         self.on_leader: Callable[[Replica], None] | None = None
@@ -338,9 +342,11 @@ class ReplicaManager:
         if spec.leader == self.node_id:
             if leader is None or leader.leader_epoch != spec.leader_epoch:
                 await self._become_leader(replica, spec)
-            elif (spec.partition_epoch != leader.partition_epoch
-                  and leader.committed(spec.isr, spec.leader_epoch, spec.partition_epoch)):
-                self._hw_moved(replica)
+            elif spec.partition_epoch != leader.partition_epoch:
+                before = set(leader.isr)
+                if leader.committed(spec.isr, spec.leader_epoch, spec.partition_epoch):
+                    self._count_isr_change(before, set(spec.isr))
+                    self._hw_moved(replica)
             return
         if leader is not None:
             log.info("%s-%d: leader %d at epoch %d now; following", replica.topic,
@@ -374,6 +380,12 @@ class ReplicaManager:
             self._alters.add(task)
             task.add_done_callback(self._alters.discard)
         await replica.notify()
+
+    def _count_isr_change(self, before: set[int], after: set[int]) -> None:
+        if after < before:
+            self.isr_shrinks += 1
+        elif after > before:
+            self.isr_expands += 1
 
     def _hw_moved(self, replica: Replica) -> None:
         self.state.append_waiters.notify(replica.plog)
