@@ -21,6 +21,7 @@ from core.broker.observability import BrokerObservability
 from core.broker.replication.groups import coordinate_groups, create_offsets_topic
 from core.broker.replication.manager import ReplicaManager
 from core.broker.replication.observed import ClusterHealth
+from core.broker.security.inter_broker import inter_broker_security
 from core.broker.server import BrokerServer, Listener, open_storage, serve, stop_on_signals
 from core.cluster.config import ClusterConfig
 from core.cluster.observer import MetadataObserver
@@ -63,13 +64,14 @@ async def _run(config: BrokerConfig, cluster: ClusterConfig,
                observability: BrokerObservability | None) -> None:
     stop = stop_on_signals()
     data_dir = Path(cluster.log_dir)
-    name = cluster.inter_broker_listener_name
-    try:
-        listen = cluster.listener(name)
-    except KeyError:
-        raise BrokerConfigError(f"listeners has no {name}:// listener for clients",
-                                key="listeners") from None
-    advertised = next((e for e in cluster.advertised_listeners if e.name == name), listen)
+    # Every listener but the controller's serves clients, with its protocol's TLS and
+    # SASL, as on a single node (``serve`` opens them all); the first one is ``listen``.
+    first = next(e for e in cluster.listeners if e.name not in cluster.controller_listener_names)
+    listen = Listener(first.host, first.port)
+    shown = next((e for e in cluster.advertised_listeners if e.name == first.name), first)
+    advertised = Listener(shown.host, shown.port)
+    # A bad inter-broker security setting stops the node now, naming the key.
+    inter_broker = inter_broker_security(config.raw, cluster.inter_broker_listener_name)
     owner = {"command": "ferry broker (cluster node)", "listener": str(advertised)}
     manager, coordinator = await asyncio.to_thread(open_storage, config, data_dir, owner)
     quorum: ClusterService | MetadataObserver = (
@@ -92,7 +94,7 @@ async def _run(config: BrokerConfig, cluster: ClusterConfig,
             nonlocal replicas
             replicas = ReplicaManager(cluster, server.state, lambda: quorum.image,
                                       quorum.submit, lambda: quorum.lease.epoch,
-                                      controller_id)
+                                      controller_id, inter_broker)
             server.state.replicas = replicas
             server.state.cluster_id = cluster_id_of(cluster)
             coordinate_groups(replicas, coordinator)
@@ -102,8 +104,7 @@ async def _run(config: BrokerConfig, cluster: ClusterConfig,
 
         if not stop.is_set():
             await serve(config, manager, coordinator,
-                        listen=Listener(listen.host, listen.port),
-                        advertised=Listener(advertised.host, advertised.port), stop=stop,
+                        listen=listen, advertised=advertised, stop=stop,
                         on_listening=on_listening, observability=observability)
     finally:
         for task in tasks:

@@ -191,7 +191,7 @@ async def _cluster_metadata(state: BrokerState, ctx: RequestContext) -> Metadata
     if 8 <= ctx.api_version <= 10 and request.include_cluster_authorized_operations:
         cluster_operations = CLUSTER_OPERATIONS
     brokers = [_Broker(node_id=broker_id, host=host, port=port, rack=rack)
-               for broker_id, host, port, rack in replicas.live_brokers()]
+               for broker_id, host, port, rack in replicas.live_brokers(ctx.listener)]
     controller = replicas.controller_id()
     return MetadataResponse(
         throttle_time_ms=0, brokers=brokers, cluster_id=state.cluster_id,

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.backends.security import ClientSecurity
 from core.broker.replication.isr import AcksResult, IsrChange, PartitionLeader
 from core.broker.replication.leader_epoch import LeaderEpochCache, diverging_epoch
 from core.cluster.records import NO_LEADER, PartitionSpec
@@ -90,8 +91,11 @@ class ReplicaManager:
                  image: Callable[[], MetadataImage],
                  submit: Callable[..., Awaitable[dict[str, Any]]],
                  broker_epoch: Callable[[], int | None],
-                 controller_id: Callable[[], int | None] = lambda: None) -> None:
+                 controller_id: Callable[[], int | None] = lambda: None,
+                 inter_broker: ClientSecurity | None = None) -> None:
         self.config = config
+        #: how the fetchers connect to a leader's inter-broker listener (TLS, SASL)
+        self.inter_broker = inter_broker or ClientSecurity()
         self.controller_id = controller_id
         self.node_id = config.node_id
         self.state = state
@@ -139,17 +143,21 @@ class ReplicaManager:
                                    f"broker {self.node_id} does not lead {topic}-{partition}")
         return leader.leader_epoch
 
-    def broker_address(self, broker_id: int) -> tuple[str, int] | None:
-        """Where clients reach ``broker_id`` (its inter-broker listener), if it is live."""
-        for found, host, port, _ in self.live_brokers():
+    def broker_address(self, broker_id: int, listener: str | None = None
+                       ) -> tuple[str, int] | None:
+        """Where clients of ``listener`` reach ``broker_id``, if it is live."""
+        for found, host, port, _ in self.live_brokers(listener):
             if found == broker_id:
                 return host, port
         return None
 
-    def live_brokers(self) -> list[tuple[int, str, int, str | None]]:
-        """(id, host, port, rack) of every unfenced broker, on its inter-broker listener."""
+    def live_brokers(self, listener: str | None = None
+                     ) -> list[tuple[int, str, int, str | None]]:
+        """(id, host, port, rack) of every unfenced broker on ``listener`` (the name of
+        the listener a client came through; default the inter-broker one), as Kafka
+        answers Metadata with each broker's endpoint of the client's listener."""
         out = []
-        name = self.config.inter_broker_listener_name
+        name = listener or self.config.inter_broker_listener_name
         for broker_id, broker in sorted(self.image.brokers.items()):
             if broker.fenced:
                 continue
