@@ -221,3 +221,36 @@ def test_ferry_up_brokers_3_runs_a_local_cluster_until_interrupted(tmp_path: Pat
 def _in_use(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _metadata_leaders(port: int, topic: str) -> list[int] | None:
+    """The leaders one broker's own Metadata names for ``topic`` (None: unknown there)."""
+    from kafka.protocol.metadata import MetadataRequest
+
+    client = WireClient(port)
+    try:
+        answer = client.call(MetadataRequest[1](topics=[topic]), 1)
+    finally:
+        client.close()
+    (found,) = answer.topics
+    if found[0] != 0:  # error_code
+        return None
+    return [p[2] for p in found[3]]  # partition metadata: (error, id, leader, ...)
+
+
+def test_a_topic_the_kafka_backend_created_is_known_to_every_broker_at_once(cluster
+                                                                          ) -> None:
+    """Brokers apply the controller's records a moment apart; the kafka:// backend's
+    create_topic returns once every broker shows the topic, so a producer or a Connect
+    worker asking any broker right after finds it (the demo's CDC task failed on
+    UNKNOWN_TOPIC_OR_PARTITION from a broker a few milliseconds behind)."""
+    from core.backends import open_backend
+
+    nodes = cluster
+    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    with open_backend(f"kafka://127.0.0.1:{nodes[0].kafka_port}") as backend:
+        for i in range(8):
+            backend.create_topic(f"fresh-{i}", 2, replication_factor=3)
+            for node in nodes:
+                leaders = _metadata_leaders(node.kafka_port, f"fresh-{i}")
+                assert leaders is not None and min(leaders) >= 1, (node.node_id, leaders)
