@@ -8,6 +8,7 @@ from kafka.protocol.consumer.group import JoinGroupRequest, JoinGroupResponse
 
 from core.broker.group_bridge import client_host, join_group
 from core.broker.registry import handles
+from core.broker.replication.groups import coordinator_error
 from core.broker.state import BrokerState, RequestContext
 from core.group import JoinGroupRequest as CoordinatorJoinRequest
 
@@ -20,6 +21,12 @@ log = logging.getLogger(__name__)
 async def handle_join_group(state: BrokerState, ctx: RequestContext) -> JoinGroupResponse:
     req = ctx.request
     version = ctx.api_version
+    refused = coordinator_error(state.replicas, req.group_id)
+    if refused is not None:  # as Kafka's joinError: no generation, leader or members
+        return JoinGroupResponse(
+            version=version, throttle_time_ms=0, error_code=int(refused), generation_id=-1,
+            protocol_type=None, protocol_name=None if version >= 7 else "", leader="",
+            member_id=req.member_id, members=[])
     result = await join_group(state.coordinator, state.loop, CoordinatorJoinRequest(
         group_id=req.group_id,
         member_id=req.member_id,

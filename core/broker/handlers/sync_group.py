@@ -6,6 +6,7 @@ from kafka.protocol.consumer.group import SyncGroupRequest, SyncGroupResponse
 
 from core.broker.group_bridge import sync_group
 from core.broker.registry import handles
+from core.broker.replication.groups import coordinator_error
 from core.broker.state import BrokerState, RequestContext
 from core.group import SyncGroupRequest as CoordinatorSyncRequest
 
@@ -16,6 +17,11 @@ __all__ = ["handle_sync_group"]
 async def handle_sync_group(state: BrokerState, ctx: RequestContext) -> SyncGroupResponse:
     req = ctx.request
     version = ctx.api_version
+    refused = coordinator_error(state.replicas, req.group_id)
+    if refused is not None:
+        return SyncGroupResponse(version=version, throttle_time_ms=0,
+                                 error_code=int(refused), protocol_type=None,
+                                 protocol_name=None, assignment=b"")
     assignments: dict[str, bytes] = {}
     for a in req.assignments or ():
         assignments[a.member_id] = bytes(a.assignment)

@@ -254,3 +254,53 @@ def test_a_topic_the_kafka_backend_created_is_known_to_every_broker_at_once(clus
             for node in nodes:
                 leaders = _metadata_leaders(node.kafka_port, f"fresh-{i}")
                 assert leaders is not None and min(leaders) >= 1, (node.node_id, leaders)
+
+
+def test_group_requests_to_a_broker_that_is_not_the_coordinator_get_not_coordinator(
+        cluster) -> None:
+    """JoinGroup, SyncGroup, Heartbeat and LeaveGroup sent (on the wire, as a client with
+    a stale coordinator would) to a broker that does not lead the group's
+    __consumer_offsets partition answer NOT_COORDINATOR (16), as Kafka's do; the
+    coordinator FindCoordinator names accepts the same JoinGroup."""
+    from kafka.protocol.consumer.group import (
+        HeartbeatRequest,
+        JoinGroupRequest,
+        LeaveGroupRequest,
+        SyncGroupRequest,
+    )
+    from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
+
+    nodes = cluster
+    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+
+    def coordinator() -> int | None:
+        client = WireClient(nodes[0].kafka_port)
+        try:
+            answer = client.call(FindCoordinatorRequest(key="stale-group", key_type=0), 2)
+        finally:
+            client.close()
+        return answer.node_id if answer.error_code == 0 else None
+    leader = wait_for(coordinator, 30, "the group's coordinator", nodes)
+    join = {"group_id": "stale-group", "session_timeout_ms": 10000,
+            "rebalance_timeout_ms": 30000, "member_id": "", "group_instance_id": None,
+            "protocol_type": "consumer", "protocols": [
+                JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"m")]}
+    for node in nodes:
+        client = WireClient(node.kafka_port)
+        try:
+            joined = client.call(JoinGroupRequest(**join), 5)
+            if node.node_id == leader:
+                assert joined.error_code == 79  # MEMBER_ID_REQUIRED: a real coordinator
+                continue
+            assert joined.error_code == 16, node.node_id
+            assert client.call(SyncGroupRequest(
+                group_id="stale-group", generation_id=1, member_id="m",
+                group_instance_id=None, assignments=[]), 3).error_code == 16
+            assert client.call(HeartbeatRequest(
+                group_id="stale-group", generation_id=1, member_id="m",
+                group_instance_id=None), 3).error_code == 16
+            assert client.call(LeaveGroupRequest(
+                group_id="stale-group", members=[LeaveGroupRequest.MemberIdentity(
+                    member_id="m", group_instance_id=None)]), 3).error_code == 16
+        finally:
+            client.close()
