@@ -29,6 +29,7 @@ from core.cluster.records import (
     PartitionChange,
     PartitionSpec,
     RegisterBroker,
+    RemoveTopic,
     UnfenceBroker,
 )
 
@@ -191,6 +192,15 @@ class QuorumController:
                       for replicas in place_replicas(live, partitions, rf, start))
         topic_id = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
         self._emit(CreateTopic(name, topic_id, specs, dict(configs)))
+        return self._last
+
+    def delete_topic(self, name: str) -> int:
+        """Remove a topic (Kafka's RemoveTopicRecord); each broker deletes its replicas when
+        it applies the record."""
+        if name not in self.image.topics:
+            raise ControllerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                  "This server does not host this topic-partition.")
+        self._emit(RemoveTopic(name))
         return self._last
 
     def alter_partition(self, broker_id: int, broker_epoch: int, topic: str, partition: int,

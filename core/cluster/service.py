@@ -346,6 +346,8 @@ def _operation(op: str, args: dict[str, Any], now: int) -> Any:
                                         None if rf is None else int(rf),
                                         {str(k): str(v) for k, v in
                                          (args.get("configs") or {}).items()})
+    if op == "delete_topic":
+        return lambda c: c.delete_topic(str(args["name"]))
     if op == "alter_partition":
         return lambda c: c.alter_partition(
             int(args["broker_id"]), int(args["broker_epoch"]), str(args["topic"]),

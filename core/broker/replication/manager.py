@@ -103,6 +103,7 @@ class ReplicaManager:
         self._submit = submit
         self._broker_epoch = broker_epoch
         self.replicas: dict[tuple[str, int], Replica] = {}
+        self._topic_ids: dict[str, str] = {}  # of the topics held here, to see re-creation
         self._applied = -1
         self._fetchers: dict[int, Any] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -182,6 +183,19 @@ class ReplicaManager:
             return ErrorCode(code)
         deadline = time.monotonic() + timeout_s
         while name not in self.image.topics and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        return ErrorCode.NONE
+
+    async def delete_topic(self, name: str, timeout_s: float = 10.0) -> ErrorCode:
+        """Delete a topic through the active controller, then wait until this broker's image
+        no longer holds it (every broker deletes its replicas as it applies the record)."""
+        reply = await self._submit("delete_topic", {"name": name}, timeout_s=timeout_s)
+        code = reply.get("error_code", ErrorCode.UNKNOWN_SERVER_ERROR)
+        if code != 0:
+            self.last_error = str(reply.get("error_message") or "")
+            return ErrorCode.REQUEST_TIMED_OUT if code == 41 else ErrorCode(code)
+        deadline = time.monotonic() + timeout_s
+        while name in self.image.topics and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         return ErrorCode.NONE
 
@@ -315,6 +329,10 @@ class ReplicaManager:
             await asyncio.sleep(_TICK_S)
 
     async def _apply(self, image: MetadataImage) -> None:
+        for name in {t for t, _ in self.replicas}:
+            topic = image.topics.get(name)
+            if topic is None or topic.topic_id != self._topic_ids.get(name):
+                await self._remove_topic(name)  # deleted (and maybe created again)
         for name, topic in sorted(image.topics.items()):
             for p, spec in enumerate(topic.partitions):
                 if self.node_id not in spec.replicas:
@@ -323,6 +341,7 @@ class ReplicaManager:
                 if replica is None:
                     replica = await self._open(name, p, len(topic.partitions), topic.configs,
                                                spec)
+                    self._topic_ids[name] = topic.topic_id
                 await self._update(replica, spec)
         self._reconcile_fetchers()
 
@@ -342,6 +361,20 @@ class ReplicaManager:
         replica = Replica(topic, partition, plog, epochs, spec)
         self.replicas[(topic, partition)] = replica
         return replica
+
+    async def _remove_topic(self, name: str) -> None:
+        """The controller removed ``name``: drop its replicas (waiters answer
+        NOT_LEADER_OR_FOLLOWER, fetchers skip it) and delete the local log."""
+        gone = [self.replicas.pop(key) for key in [k for k in self.replicas if k[0] == name]]
+        self._topic_ids.pop(name, None)
+        for replica in gone:
+            replica.leader = None
+            await replica.notify()
+        try:
+            await asyncio.to_thread(self.state.manager.delete_topic, name)
+            log.info("deleted the local replicas of %s (%d partitions)", name, len(gone))
+        except UnknownTopicError:
+            pass
 
     async def _update(self, replica: Replica, spec: PartitionSpec) -> None:
         old = replica.spec

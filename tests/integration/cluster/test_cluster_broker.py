@@ -304,3 +304,49 @@ def test_group_requests_to_a_broker_that_is_not_the_coordinator_get_not_coordina
                     member_id="m", group_instance_id=None)]), 3).error_code == 16
         finally:
             client.close()
+
+
+def test_delete_topics_removes_every_replica_and_a_new_topic_of_that_name_starts_empty(
+        cluster) -> None:
+    """DeleteTopics through any broker: the controller removes the topic, every broker
+    deletes its replicas (their directories go), Metadata no longer names it anywhere;
+    a topic created again with that name starts empty; unknown and internal topics are
+    refused with Kafka's errors."""
+    nodes = cluster
+    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[0].kafka_port}"})
+    admin.create_topics([NewTopic("doomed", 2, 3)])["doomed"].result(timeout=30)
+    producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{nodes[1].kafka_port}",
+                             acks="all")
+    for i in range(20):
+        producer.send("doomed", f"old-{i}".encode())
+    producer.flush(30)
+    producer.close()
+    wait_for(lambda: all(any((n.data_dir / f"doomed-{p}").is_dir() for p in (0, 1))
+                         for n in nodes), 20, "replicas on every broker", nodes)
+
+    deleter = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[2].kafka_port}"})
+    deleter.delete_topics(["doomed"])["doomed"].result(timeout=30)
+    for node in nodes:
+        wait_for(lambda node=node: _metadata_leaders(node.kafka_port, "doomed") is None,
+                 20, f"broker {node.node_id} to forget the topic", nodes)
+        wait_for(lambda node=node: not any((node.data_dir / f"doomed-{p}").exists()
+                                           for p in (0, 1)),
+                 20, f"broker {node.node_id}'s replicas deleted", nodes)
+    with pytest.raises(KafkaException, match="UNKNOWN_TOPIC_OR_PART"):
+        deleter.delete_topics(["doomed"])["doomed"].result(timeout=30)
+    with pytest.raises(KafkaException, match="TOPIC_EXCEPTION"):
+        deleter.delete_topics(["__consumer_offsets"])["__consumer_offsets"].result(timeout=30)
+
+    admin.create_topics([NewTopic("doomed", 1, 3)])["doomed"].result(timeout=30)
+    for node in nodes:  # brokers learn the new topic a moment apart
+        wait_for(lambda node=node: min(_metadata_leaders(node.kafka_port, "doomed")
+                                       or [-1]) >= 1,
+                 20, f"broker {node.node_id} to know the new topic", nodes)
+    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{nodes[0].kafka_port}",
+                         "group.id": "after-delete", "enable.auto.commit": False})
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition("doomed", 0), timeout=20)
+    finally:
+        consumer.close()
+    assert (low, high) == (0, 0)
