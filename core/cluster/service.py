@@ -346,6 +346,11 @@ def _operation(op: str, args: dict[str, Any], now: int) -> Any:
                                         None if rf is None else int(rf),
                                         {str(k): str(v) for k, v in
                                          (args.get("configs") or {}).items()})
+    if op == "add_partitions":
+        given = args.get("assignments")
+        return lambda c: c.add_partitions(
+            str(args["name"]), int(args["total"]),
+            None if given is None else [[int(b) for b in a] for a in given])
     if op == "delete_topic":
         return lambda c: c.delete_topic(str(args["name"]))
     if op == "alter_partition":

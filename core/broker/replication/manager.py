@@ -30,14 +30,9 @@ if TYPE_CHECKING:
     from core.cluster.image import MetadataImage
     from core.log.log import PartitionLog
 
-__all__ = ["NOT_IN_A_CLUSTER", "Replica", "ReplicaManager", "ReplicationError"]
+__all__ = ["Replica", "ReplicaManager", "ReplicationError"]
 
 log = logging.getLogger(__name__)
-
-#: The answer of admin requests a cluster node cannot carry out yet (they would change one
-#: replica only): DeleteTopics, CreatePartitions.
-NOT_IN_A_CLUSTER = ("not supported by a Ferry cluster yet: the controller does not "
-                    "replicate this change; it works on a single node")
 
 _TICK_S = 0.02
 _ISR_CHECK_S = 0.25
@@ -183,6 +178,23 @@ class ReplicaManager:
             return ErrorCode(code)
         deadline = time.monotonic() + timeout_s
         while name not in self.image.topics and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        return ErrorCode.NONE
+
+    async def add_partitions(self, name: str, total: int,
+                             assignments: list[list[int]] | None,
+                             timeout_s: float = 10.0) -> ErrorCode:
+        """Grow a topic through the active controller; wait until this broker's image
+        shows the new partitions."""
+        reply = await self._submit("add_partitions", {
+            "name": name, "total": total, "assignments": assignments}, timeout_s=timeout_s)
+        code = reply.get("error_code", ErrorCode.UNKNOWN_SERVER_ERROR)
+        if code != 0:
+            self.last_error = str(reply.get("error_message") or "")
+            return ErrorCode.REQUEST_TIMED_OUT if code == 41 else ErrorCode(code)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and len(
+                getattr(self.image.topics.get(name), "partitions", ())) < total:
             await asyncio.sleep(0.01)
         return ErrorCode.NONE
 
@@ -356,6 +368,9 @@ class ReplicaManager:
                 log.info("created the local replicas of %s (%d partitions)", topic, partitions)
             except TopicExistsError:
                 pass
+        if manager.topic(topic).partitions < partitions:  # CreatePartitions grew it
+            await asyncio.to_thread(manager.add_partitions, topic, partitions)
+            log.info("grew the local replicas of %s to %d partitions", topic, partitions)
         plog = manager.log(topic, partition)
         epochs = await asyncio.to_thread(LeaderEpochCache.read, plog.directory)
         replica = Replica(topic, partition, plog, epochs, spec)

@@ -350,3 +350,46 @@ def test_delete_topics_removes_every_replica_and_a_new_topic_of_that_name_starts
     finally:
         consumer.close()
     assert (low, high) == (0, 0)
+
+
+def test_create_partitions_grows_a_topic_on_every_broker(cluster) -> None:
+    """CreatePartitions through any broker: the controller places the new partitions (or
+    takes the given assignment), each gets a leader and a full ISR, and records produced
+    to them with acks=all are consumed; shrinking and the offsets topic are refused."""
+    from confluent_kafka.admin import NewPartitions
+
+    nodes = cluster
+    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[0].kafka_port}"})
+    admin.create_topics([NewTopic("growing", 1, 3)])["growing"].result(timeout=30)
+    grower = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[1].kafka_port}"})
+    grower.create_partitions([NewPartitions("growing", 3)])["growing"].result(timeout=30)
+    grower.create_partitions([NewPartitions("growing", 4, [[3, 1, 2]])]
+                             )["growing"].result(timeout=30)
+
+    def grown() -> dict | None:
+        layout = _layout(nodes[2].kafka_port, "growing")
+        if not layout or len(layout) != 4:
+            return None
+        if any(len(isr) != 3 or leader < 1 for leader, _, isr in layout.values()):
+            return None
+        return layout
+    layout = wait_for(grown, 30, "4 partitions, each with 3 in-sync replicas", nodes)
+    assert layout[3][0] == 3  # the assignment's first broker leads
+    assert all(replicas == [1, 2, 3] for _, replicas, _ in layout.values())
+    producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{nodes[2].kafka_port}",
+                             acks="all")
+    for p in range(4):
+        producer.send("growing", f"to-{p}".encode(), partition=p).get(timeout=30)
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{nodes[0].kafka_port}",
+                             auto_offset_reset="earliest", consumer_timeout_ms=10000)
+    consumer.subscribe(["growing"])
+    got = {m.value for m in consumer}
+    consumer.close()
+    assert got == {f"to-{p}".encode() for p in range(4)}
+    with pytest.raises(KafkaException, match="INVALID_PARTITIONS"):
+        grower.create_partitions([NewPartitions("growing", 2)])["growing"].result(timeout=30)
+    with pytest.raises(KafkaException, match="INVALID_PARTITIONS"):
+        grower.create_partitions([NewPartitions("__consumer_offsets", 9)]
+                                 )["__consumer_offsets"].result(timeout=30)
