@@ -285,13 +285,23 @@ def test_group_requests_to_a_broker_that_is_not_the_coordinator_get_not_coordina
             "rebalance_timeout_ms": 30000, "member_id": "", "group_instance_id": None,
             "protocol_type": "consumer", "protocols": [
                 JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"m")]}
+
+    def join_at(node) -> int:
+        client = WireClient(node.kafka_port)
+        try:
+            return client.call(JoinGroupRequest(**join), 5).error_code
+        finally:
+            client.close()
+    # MEMBER_ID_REQUIRED: a real coordinator (COORDINATOR_LOAD_IN_PROGRESS, 14, while it
+    # applies its leadership, which clients retry).
+    coordinating = next(n for n in nodes if n.node_id == leader)
+    wait_for(lambda: join_at(coordinating) == 79, 20, "the coordinator to serve", nodes)
     for node in nodes:
+        if node.node_id == leader:
+            continue
         client = WireClient(node.kafka_port)
         try:
             joined = client.call(JoinGroupRequest(**join), 5)
-            if node.node_id == leader:
-                assert joined.error_code == 79  # MEMBER_ID_REQUIRED: a real coordinator
-                continue
             assert joined.error_code == 16, node.node_id
             assert client.call(SyncGroupRequest(
                 group_id="stale-group", generation_id=1, member_id="m",
