@@ -27,10 +27,12 @@ __all__ = ["ClusterNodeProcess", "start_cluster"]
 class ClusterNodeProcess:
     def __init__(self, node_id: int, directory: Path, voters: str, controller_port: int,
                  extra: dict[str, str], *, broker_only: bool = False,
-                 broker: bool = False) -> None:
+                 broker: bool = False, metrics: bool = False) -> None:
         self.node_id = node_id
         self.broker = broker
         self.kafka_port = free_port()
+        #: ``ferry broker --metrics`` on this port (brokers only), else None
+        self.metrics_port = free_port() if metrics and broker else None
         self.controller_port = controller_port
         self.data_dir = directory / f"node{node_id}"
         self.log_path = directory / f"node{node_id}.log"
@@ -58,6 +60,8 @@ class ClusterNodeProcess:
         with open(self.log_path, "ab") as log:
             command = (["-m", "core.cli", "broker"] if self.broker
                        else ["-m", "core.cli.cluster_node"])
+            if self.metrics_port is not None:
+                command += ["--metrics", f"127.0.0.1:{self.metrics_port}"]
             self.proc = subprocess.Popen(
                 [sys.executable, *command, "--config", str(self.config_path)],
                 stdout=log, stderr=subprocess.STDOUT)
@@ -103,15 +107,18 @@ class ClusterNodeProcess:
 
 
 def start_cluster(directory: Path, size: int = 3, broker_only: int = 0, *,
-                  broker: bool = False, **extra: str) -> list[ClusterNodeProcess]:
+                  broker: bool = False, metrics: bool = False, **extra: str
+                  ) -> list[ClusterNodeProcess]:
     """``size`` combined nodes (ids 1..size), then ``broker_only`` observers; with
-    ``broker`` each runs ``ferry broker`` (Kafka listener and replicas too)."""
+    ``broker`` each runs ``ferry broker`` (Kafka listener and replicas too), with
+    ``metrics`` also serving ``/metrics`` and ``/health`` on ``metrics_port``."""
     ports = [free_port() for _ in range(size)]
     voters = ",".join(f"{i + 1}@127.0.0.1:{port}" for i, port in enumerate(ports))
     nodes = [ClusterNodeProcess(i + 1, directory, voters, ports[i], dict(extra),
-                                broker=broker) for i in range(size)]
+                                broker=broker, metrics=metrics) for i in range(size)]
     nodes += [ClusterNodeProcess(size + 1 + i, directory, voters, 0, dict(extra),
-                                 broker_only=True, broker=broker) for i in range(broker_only)]
+                                 broker_only=True, broker=broker, metrics=metrics)
+              for i in range(broker_only)]
     for node in nodes:
         node.start()
     return nodes

@@ -25,7 +25,7 @@ import hmac
 import os
 import socket
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,11 +139,23 @@ class ClientSecurity(SecurityProtocolTraits):
     def authenticate(self, roundtrip: Callable[[Any, int], Any]) -> None:
         """Log in over a connection; ``roundtrip(request, version)`` returns the response.
         Raises ClientSecurityError when the broker refuses."""
+        steps = self.login_steps()
+        try:
+            request, version = next(steps)
+            while True:
+                request, version = steps.send(roundtrip(request, version))
+        except StopIteration:
+            return
+
+    def login_steps(self) -> Generator[tuple[Any, int], Any, None]:
+        """The SASL login as ``(request, version)`` steps, each sent back its response:
+        ``authenticate`` drives it over a blocking connection, an asyncio caller (the
+        broker's replica fetcher) with ``await``. Nothing to do without SASL."""
         if not self.uses_sasl:
             return
         from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
-        answer = roundtrip(SaslHandshakeRequest(mechanism=self.mechanism), 1)
+        answer = yield SaslHandshakeRequest(mechanism=self.mechanism), 1
         if answer.error_code:
             raise ClientSecurityError(
                 f"the broker does not accept SASL mechanism {self.mechanism} (it offers "
@@ -151,7 +163,7 @@ class ClientSecurity(SecurityProtocolTraits):
         exchange = _exchange(self.mechanism, self.username, self.password)
         token = next(exchange)
         while True:
-            answer = roundtrip(SaslAuthenticateRequest(auth_bytes=token), 1)
+            answer = yield SaslAuthenticateRequest(auth_bytes=token), 1
             if answer.error_code:
                 raise ClientSecurityError(
                     f"SASL authentication as {self.username!r} failed: "

@@ -26,6 +26,7 @@ from prometheus_client.samples import Sample
 from core.broker.lag import group_lags
 from core.broker.metrics import LATENCY_BUCKETS_S, TopicCounts
 from core.broker.registry import lookup
+from core.broker.replication.observed import ReplicaCounts, replica_counts
 from core.group.errors import CoordinatorError
 from core.log.errors import StorageError
 from core.log.flush_stats import FLUSH_BUCKETS_S, FLUSH_STATS
@@ -213,24 +214,30 @@ def _log_metrics(state: BrokerState) -> Iterator[Metric]:
             partitions.add_metric([topic], count)
     yield from (size, segments, start, end, current, oldest, partitions)
     online = manager.health.online
-    # A single-node broker leads every partition with itself as the only in-sync replica:
-    # nothing is under-replicated and every partition is online while its directory is.
-    yield _gauge("kafka_server_replicamanager_partitioncount", "Partitions on this broker",
-                 total)
+    counts = (replica_counts(state.replicas) if state.replicas is not None
+              else ReplicaCounts.single_node(total))
+    yield _gauge("kafka_server_replicamanager_partitioncount",
+                 "Partitions with a replica on this broker", counts.partitions)
     yield _gauge("kafka_server_replicamanager_leadercount", "Partitions this broker leads",
-                 total)
+                 counts.leaders)
     yield _gauge("kafka_server_replicamanager_underreplicatedpartitions",
-                 "Partitions with fewer in-sync replicas than replicas", 0)
+                 "Partitions led here with fewer in-sync replicas than replicas",
+                 counts.under_replicated)
     yield _gauge("kafka_server_replicamanager_underminisrpartitioncount",
-                 "Partitions with fewer in-sync replicas than min.insync.replicas", 0)
+                 "Partitions led here with fewer in-sync replicas than min.insync.replicas",
+                 counts.under_min_isr)
     yield CounterMetricFamily("kafka_server_replicamanager_isrshrinks",
-                              "Replicas removed from an ISR", value=0)
+                              "Replicas removed from an ISR this broker leads (per change)",
+                              value=counts.isr_shrinks)
     yield CounterMetricFamily("kafka_server_replicamanager_isrexpands",
-                              "Replicas added to an ISR", value=0)
+                              "Replicas added to an ISR this broker leads (per change)",
+                              value=counts.isr_expands)
     yield _gauge("kafka_controller_kafkacontroller_activecontrollercount",
-                 "1 on the active controller (a single node controls itself)", 1)
+                 "1 on the active controller (a single node controls itself)",
+                 counts.active_controller)
     yield _gauge("kafka_controller_kafkacontroller_offlinepartitionscount",
-                 "Partitions without a leader", 0)
+                 "Partitions without a leader (reported by the active controller)",
+                 counts.offline)
     yield _gauge("kafka_log_logmanager_offlinelogdirectorycount",
                  "Log directories that failed a write (core.log.dir_health)",
                  0 if online else 1)

@@ -3,7 +3,9 @@
 The port opens before the log is recovered, so a probe sees KIP-1017's ``starting`` (503)
 during recovery, ``healthy`` (200) once the listener is bound, and ``unhealthy`` (500,
 with the reason) while the data directory is offline after a failed write or when the
-event loop has not run its periodic tick for ``STUCK_AFTER_S`` (a handler blocking it).
+event loop has not run its periodic tick for ``STUCK_AFTER_S`` (a handler blocking it). A
+cluster node adds its ``cluster_check`` (``core.broker.replication.observed``): starting
+until the controller unfences it, unhealthy while the controller does not answer.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class BrokerObservability:
         self.registry = new_registry()
         self._state: BrokerState | None = None
         self._stage = "recovering the log"
+        #: A cluster node's own states (None: nothing to add), asked after the log's.
+        self.cluster_check: Callable[[], Health | None] | None = None
         self._server = HttpServer(ObservedApp(self.registry, self.health),
                                   name="ferry-broker-metrics", ident="ferry-broker",
                                   host=host, port=port, threads=2)
@@ -72,6 +76,10 @@ class BrokerObservability:
         stalled = time.monotonic() - self.metrics.last_tick
         if stalled > self._stuck_after_s:
             return Health.unhealthy(f"the broker's event loop has not run for {stalled:.0f} s")
+        if self.cluster_check is not None:
+            verdict = self.cluster_check()
+            if verdict is not None:
+                return verdict
         return Health.healthy("broker is serving")
 
     def stop(self) -> None:

@@ -15,10 +15,12 @@ from core.log.errors import StorageError
 if TYPE_CHECKING:  # imported when the command runs: the other commands need no codec
     from core.broker.config import BrokerConfig
     from core.broker.server import Listener
+    from core.cluster.config import ClusterConfig
 
 __all__ = [
     "DEFAULT_LISTEN",
     "add_broker_config_options",
+    "cluster_node_settings",
     "load_broker_config",
     "register",
     "resolve_listeners",
@@ -134,11 +136,27 @@ def _cluster_node(args: argparse.Namespace, config: BrokerConfig) -> int:
     and quorum all come from the config; the single node's flags do not apply)."""
     from core.broker.config import BrokerConfigError
     from core.cli.cluster_broker import run_cluster_broker
+
+    cluster, metrics = cluster_node_settings(args, config)
+    try:
+        run_cluster_broker(config, cluster, metrics)
+    except (BrokerConfigError, StorageError) as exc:
+        raise CliError(str(exc)) from exc
+    except OSError as exc:
+        raise CliError(f"cannot start the cluster node: {exc}") from exc
+    return 0
+
+
+def cluster_node_settings(args: argparse.Namespace, config: BrokerConfig
+                          ) -> tuple[ClusterConfig, Listener | None]:
+    """What ``ferry broker`` runs a cluster node with: its ClusterConfig and the
+    ``--metrics`` address; CliError naming the flag or the key."""
+    from core.broker.config import BrokerConfigError
+    from core.broker.server import parse_listener
     from core.cluster.config import ClusterConfig, ClusterConfigError
 
     for flag, value in (("--listen", args.listen), ("--data-dir", args.data_dir),
-                        ("--advertised-listener", args.advertised_listener),
-                        ("--metrics", args.metrics)):
+                        ("--advertised-listener", args.advertised_listener)):
         if value:
             raise CliError(f"{flag} does not apply to a cluster node (process.roles is set): "
                            "use listeners, advertised.listeners and log.dirs in the config")
@@ -148,9 +166,7 @@ def _cluster_node(args: argparse.Namespace, config: BrokerConfig) -> int:
         raise CliError(f"broker config {args.broker_config or ''}: {exc}".replace(
             "config : ", "config: ")) from exc
     try:
-        run_cluster_broker(config, cluster)
-    except (BrokerConfigError, StorageError) as exc:
+        metrics = parse_listener(args.metrics, "--metrics") if args.metrics else None
+    except BrokerConfigError as exc:
         raise CliError(str(exc)) from exc
-    except OSError as exc:
-        raise CliError(f"cannot start the cluster node: {exc}") from exc
-    return 0
+    return cluster, metrics

@@ -3,7 +3,9 @@
 It runs, on one event loop, the metadata quorum (a controller, ``ClusterService``) or its
 observer (a broker-only node, ``MetadataObserver``), the Kafka listener (the broker of
 ``core.broker.server``), and the ReplicaManager that applies the committed metadata to
-this broker's replicas. Stopping (SIGTERM/SIGINT) closes them in the reverse order.
+this broker's replicas. Stopping (SIGTERM/SIGINT) closes them in the reverse order. With
+``--metrics`` it serves ``/metrics`` and ``/health`` as a single node does (the port opens
+before recovery), with the cluster's replica counts and states.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ import logging
 from pathlib import Path
 
 from core.broker.config import BrokerConfig, BrokerConfigError
+from core.broker.observability import BrokerObservability
 from core.broker.replication.groups import coordinate_groups, create_offsets_topic
 from core.broker.replication.manager import ReplicaManager
+from core.broker.replication.observed import ClusterHealth
+from core.broker.security.inter_broker import inter_broker_security
 from core.broker.server import BrokerServer, Listener, open_storage, serve, stop_on_signals
 from core.cluster.config import ClusterConfig
 from core.cluster.observer import MetadataObserver
@@ -36,25 +41,45 @@ def cluster_id_of(config: ClusterConfig) -> str:
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
-def run_cluster_broker(config: BrokerConfig, cluster: ClusterConfig) -> None:
-    """Serve until SIGTERM/SIGINT. Raises BrokerConfigError or StorageError."""
-    asyncio.run(_run(config, cluster))
+def run_cluster_broker(config: BrokerConfig, cluster: ClusterConfig,
+                       metrics: Listener | None = None) -> None:
+    """Serve until SIGTERM/SIGINT; ``/metrics`` and ``/health`` on ``metrics`` when given.
+    Raises BrokerConfigError or StorageError."""
+    observability = None
+    if metrics is not None:
+        try:
+            observability = BrokerObservability(metrics.host, metrics.port)
+        except OSError as exc:  # the port is taken, or not ours to bind
+            raise BrokerConfigError(f"cannot serve metrics on {metrics}: "
+                                    f"{exc.strerror or exc}") from exc
+        observability.start()
+    try:
+        asyncio.run(_run(config, cluster, observability))
+    finally:
+        if observability is not None:
+            observability.stop()
 
 
-async def _run(config: BrokerConfig, cluster: ClusterConfig) -> None:
+async def _run(config: BrokerConfig, cluster: ClusterConfig,
+               observability: BrokerObservability | None) -> None:
     stop = stop_on_signals()
     data_dir = Path(cluster.log_dir)
-    name = cluster.inter_broker_listener_name
-    try:
-        listen = cluster.listener(name)
-    except KeyError:
-        raise BrokerConfigError(f"listeners has no {name}:// listener for clients",
-                                key="listeners") from None
-    advertised = next((e for e in cluster.advertised_listeners if e.name == name), listen)
+    # Every listener but the controller's serves clients, with its protocol's TLS and
+    # SASL, as on a single node (``serve`` opens them all); the first one is ``listen``.
+    first = next(e for e in cluster.listeners if e.name not in cluster.controller_listener_names)
+    listen = Listener(first.host, first.port)
+    shown = next((e for e in cluster.advertised_listeners if e.name == first.name), first)
+    advertised = Listener(shown.host, shown.port)
+    # A bad inter-broker security setting stops the node now, naming the key.
+    inter_broker = inter_broker_security(config.raw, cluster.inter_broker_listener_name)
     owner = {"command": "ferry broker (cluster node)", "listener": str(advertised)}
     manager, coordinator = await asyncio.to_thread(open_storage, config, data_dir, owner)
     quorum: ClusterService | MetadataObserver = (
         ClusterService(cluster) if cluster.voters else MetadataObserver(cluster))
+    if observability is not None:
+        observability.cluster_check = ClusterHealth(
+            cluster.node_id, quorum.lease, lambda: replicas,
+            cluster.broker_session_timeout_ms)
     replicas: ReplicaManager | None = None
     tasks: list[asyncio.Task[None]] = []
     try:
@@ -69,7 +94,7 @@ async def _run(config: BrokerConfig, cluster: ClusterConfig) -> None:
             nonlocal replicas
             replicas = ReplicaManager(cluster, server.state, lambda: quorum.image,
                                       quorum.submit, lambda: quorum.lease.epoch,
-                                      controller_id)
+                                      controller_id, inter_broker)
             server.state.replicas = replicas
             server.state.cluster_id = cluster_id_of(cluster)
             coordinate_groups(replicas, coordinator)
@@ -79,9 +104,8 @@ async def _run(config: BrokerConfig, cluster: ClusterConfig) -> None:
 
         if not stop.is_set():
             await serve(config, manager, coordinator,
-                        listen=Listener(listen.host, listen.port),
-                        advertised=Listener(advertised.host, advertised.port), stop=stop,
-                        on_listening=on_listening)
+                        listen=listen, advertised=advertised, stop=stop,
+                        on_listening=on_listening, observability=observability)
     finally:
         for task in tasks:
             task.cancel()

@@ -85,8 +85,9 @@ CLUSTER_KEYS = frozenset(_INTS) | frozenset(_BOOLS) | frozenset(_STRS)
 _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
 _ROLES = ("broker", "controller")
 _LISTENER_NAME = re.compile(r"^[A-Za-z0-9_]+$")
-# Ferry speaks plain TCP only; Kafka's default map, restricted to what Ferry can serve.
-_DEFAULT_PROTOCOLS = {"PLAINTEXT": "PLAINTEXT", "CONTROLLER": "PLAINTEXT"}
+_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+# Kafka's default map (each protocol to itself), and the controller's plain TCP.
+_DEFAULT_PROTOCOLS = {**{p: p for p in _PROTOCOLS}, "CONTROLLER": "PLAINTEXT"}
 
 
 def is_cluster_mode(settings: Mapping[str, object]) -> bool:
@@ -231,7 +232,7 @@ class ClusterConfig:
         controller_names = _parse_controller_names(text["controller.listener.names"])
         _check_controller_listeners(roles, listeners, controller_names)
         inter_broker = _inter_broker_name(text, roles, listeners, controller_names)
-        _check_protocols(text["listener.security.protocol.map"], listeners)
+        _check_protocols(text["listener.security.protocol.map"], listeners, controller_names)
         advertised = _advertised(text["advertised.listeners"], listeners, controller_names)
         log_dir = _log_dir(text["log.dirs"])
 
@@ -342,7 +343,11 @@ def _inter_broker_name(text: dict[str, str], roles: frozenset[str],
     return name
 
 
-def _check_protocols(text: str, listeners: tuple[Endpoint, ...]) -> None:
+def _check_protocols(text: str, listeners: tuple[Endpoint, ...],
+                     controller_names: tuple[str, ...]) -> None:
+    """Every listener has a known protocol; the controller's is PLAINTEXT (the metadata
+    quorum speaks plain TCP). TLS and SASL of the others are the broker's
+    (``core.broker.security``)."""
     key = "listener.security.protocol.map"
     protocols = dict(_DEFAULT_PROTOCOLS)
     for item in (p.strip() for p in text.split(",") if p.strip()):
@@ -355,9 +360,12 @@ def _check_protocols(text: str, listeners: tuple[Endpoint, ...]) -> None:
         if protocol is None:
             raise _bad("listeners", str(endpoint), f"listener {endpoint.name} has no "
                        "security protocol; map it in listener.security.protocol.map")
-        if protocol != "PLAINTEXT":
-            raise _bad(key, text, f"listener {endpoint.name} uses {protocol}; Ferry serves "
-                       "PLAINTEXT only")
+        if protocol not in _PROTOCOLS:
+            raise _bad(key, text, f"listener {endpoint.name} uses {protocol}, not one of "
+                       f"{', '.join(_PROTOCOLS)}")
+        if endpoint.name in controller_names and protocol != "PLAINTEXT":
+            raise _bad(key, text, f"controller listener {endpoint.name} uses {protocol}; "
+                       "Ferry's metadata quorum speaks PLAINTEXT only")
 
 
 def _advertised(text: str, listeners: tuple[Endpoint, ...], controller_names: tuple[str, ...]
@@ -366,10 +374,14 @@ def _advertised(text: str, listeners: tuple[Endpoint, ...], controller_names: tu
     if not text:  # Kafka: the listeners, less the controller's, which brokers never advertise
         advertised = tuple(e for e in listeners if e.name not in controller_names)
     else:
-        advertised = parse_listeners(key, text)
-        for endpoint in advertised:
+        named = parse_listeners(key, text)
+        for endpoint in named:
             if all(e.name != endpoint.name for e in listeners):
                 raise _bad(key, text, f"{endpoint.name} is not one of the listeners")
+        # A listener it leaves out is advertised as it listens (as the broker serves it).
+        given = {e.name: e for e in named}
+        advertised = tuple(given.get(e.name, e) for e in listeners
+                           if e.name not in controller_names)
     for endpoint in advertised:
         if endpoint.host in ("0.0.0.0", "::") or (text and not endpoint.host):
             raise _bad(key, text or str(endpoint), f"{endpoint} is not an address a client "

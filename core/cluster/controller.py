@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from core.cluster.image import MetadataImage
 from core.cluster.records import (
     NO_LEADER,
+    AddPartitions,
     BrokerEndpoint,
     CreateTopic,
     FenceBroker,
@@ -29,6 +30,7 @@ from core.cluster.records import (
     PartitionChange,
     PartitionSpec,
     RegisterBroker,
+    RemoveTopic,
     UnfenceBroker,
 )
 
@@ -191,6 +193,52 @@ class QuorumController:
                       for replicas in place_replicas(live, partitions, rf, start))
         topic_id = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
         self._emit(CreateTopic(name, topic_id, specs, dict(configs)))
+        return self._last
+
+    def add_partitions(self, name: str, total: int,
+                       assignments: list[list[int]] | None = None) -> int:
+        """Grow ``name`` to ``total`` partitions, placed as a new topic's are (or on the
+        given replicas: each list's first broker leads)."""
+        topic = self.image.topics.get(name)
+        if topic is None:
+            raise ControllerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                  "This server does not host this topic-partition.")
+        current = len(topic.partitions)
+        if total <= current:
+            raise ControllerError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"Topic already has {current} partitions." if total == current else
+                f"Topic currently has {current} partitions, which is higher than the "
+                f"requested {total}.")
+        live = self.image.live_brokers()
+        if assignments is None:
+            rf = len(topic.partitions[0].replicas)
+            if rf > len(live):
+                raise ControllerError(
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Unable to replicate the partition {rf} time(s): only {len(live)} "
+                    "broker(s) are registered.")
+            start = self._rng.randrange(len(live))
+            placed = place_replicas(live, total - current, rf, start)
+        else:
+            if len(assignments) != total - current or any(
+                    not a or len(set(a)) != len(a) or set(a) - set(live) for a in assignments):
+                raise ControllerError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                                      f"Invalid assignments {assignments} for "
+                                      f"{total - current} new partition(s) on live brokers "
+                                      f"{live}.")
+            placed = [tuple(a) for a in assignments]
+        self._emit(AddPartitions(name, tuple(PartitionSpec(tuple(r), tuple(r), r[0])
+                                             for r in placed)))
+        return self._last
+
+    def delete_topic(self, name: str) -> int:
+        """Remove a topic (Kafka's RemoveTopicRecord); each broker deletes its replicas when
+        it applies the record."""
+        if name not in self.image.topics:
+            raise ControllerError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                  "This server does not host this topic-partition.")
+        self._emit(RemoveTopic(name))
         return self._last
 
     def alter_partition(self, broker_id: int, broker_epoch: int, topic: str, partition: int,

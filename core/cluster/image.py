@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from core.cluster.records import (
     NO_LEADER,
+    AddPartitions,
     CreateTopic,
     FenceBroker,
     MetadataRecord,
@@ -69,6 +70,10 @@ class MetadataImage:
                     record.partition_epoch)
         elif isinstance(record, RemoveTopic):
             self.topics.pop(record.name, None)
+        elif isinstance(record, AddPartitions):
+            topic = self.topics.get(record.name)
+            if topic is not None:
+                topic.partitions.extend(record.partitions)
 
     def live_brokers(self) -> list[int]:
         """Ids of registered, unfenced brokers, ascending."""

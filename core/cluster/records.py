@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "NO_LEADER",
+    "AddPartitions",
     "BrokerEndpoint",
     "CreateTopic",
     "FenceBroker",
@@ -105,10 +106,19 @@ class RemoveTopic:
     name: str
 
 
+@dataclass(frozen=True)
+class AddPartitions:
+    """New partitions at the end of a topic (Kafka's PartitionRecords of CreatePartitions)."""
+
+    name: str
+    partitions: tuple[PartitionSpec, ...]
+
+
 MetadataRecord = (RegisterBroker | FenceBroker | UnfenceBroker | CreateTopic | PartitionChange
-                  | RemoveTopic)
+                  | RemoveTopic | AddPartitions)
 _TYPES: dict[str, type] = {cls.__name__: cls for cls in (
-    RegisterBroker, FenceBroker, UnfenceBroker, CreateTopic, PartitionChange, RemoveTopic)}
+    RegisterBroker, FenceBroker, UnfenceBroker, CreateTopic, PartitionChange, RemoveTopic,
+    AddPartitions)}
 
 
 def encode(record: MetadataRecord) -> bytes:

@@ -291,6 +291,9 @@ class BrokerLease:
     def __init__(self, config: ClusterConfig) -> None:
         self.config = config
         self.epoch: int | None = None
+        #: time.monotonic() of the controller's last accepted register or heartbeat (None
+        #: before the first): the broker's /health tells a lost controller from it.
+        self.last_contact: float | None = None
         self._incarnation = secrets.token_hex(8)
 
     async def run(self, submit: Any, metadata_offset: Any) -> None:
@@ -305,6 +308,7 @@ class BrokerLease:
                         "endpoints": endpoints}, timeout_s=interval * 2)
                     if reply.get("error_code") == 0:
                         self.epoch = reply["result"]["index"]
+                        self.last_contact = time.monotonic()
                         log.info("node %d: registered as broker with epoch %d", node_id,
                                  self.epoch)
                         continue  # heartbeat at once: that unfences it
@@ -312,8 +316,10 @@ class BrokerLease:
                     reply = await submit("heartbeat", {
                         "broker_id": node_id, "broker_epoch": self.epoch,
                         "metadata_offset": metadata_offset()}, timeout_s=interval * 2)
-                    if reply.get("error_code") in (ErrorCode.STALE_BROKER_EPOCH,
-                                                   ErrorCode.BROKER_ID_NOT_REGISTERED):
+                    if reply.get("error_code") == 0:
+                        self.last_contact = time.monotonic()
+                    elif reply.get("error_code") in (ErrorCode.STALE_BROKER_EPOCH,
+                                                     ErrorCode.BROKER_ID_NOT_REGISTERED):
                         log.warning("node %d: %s; registering again", node_id,
                                     reply.get("error_message"))
                         self.epoch = None
@@ -340,6 +346,13 @@ def _operation(op: str, args: dict[str, Any], now: int) -> Any:
                                         None if rf is None else int(rf),
                                         {str(k): str(v) for k, v in
                                          (args.get("configs") or {}).items()})
+    if op == "add_partitions":
+        given = args.get("assignments")
+        return lambda c: c.add_partitions(
+            str(args["name"]), int(args["total"]),
+            None if given is None else [[int(b) for b in a] for a in given])
+    if op == "delete_topic":
+        return lambda c: c.delete_topic(str(args["name"]))
     if op == "alter_partition":
         return lambda c: c.alter_partition(
             int(args["broker_id"]), int(args["broker_epoch"]), str(args["topic"]),

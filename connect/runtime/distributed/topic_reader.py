@@ -270,7 +270,15 @@ class TopicReader:
                          self._purpose, self.topic, partitions)
             except be.TopicExistsError:
                 pass  # another worker created it first
-            description = self.backend.describe_topic(self.topic)
+            try:
+                description = self.backend.describe_topic(self.topic)
+            except be.UnknownTopicError as exc:
+                # In a cluster the broker asked may not have applied the new topic's
+                # metadata yet (Kafka's brokers learn it from the controller a moment
+                # apart): retry, as Connect's KafkaBasedLog waits for the partitions.
+                raise be.BackendUnavailableError(
+                    f"topic {self.topic!r} was created but a broker does not know it yet"
+                ) from exc
         count = len(description.partitions)
         if self._single and count > 1:
             raise ConfigError(

@@ -15,11 +15,13 @@ from kafka.protocol.admin import (
     DescribeLogDirsRequest,
     IncrementalAlterConfigsRequest,
 )
+from kafka.protocol.metadata import MetadataRequest
 
 from core.backends import errors as be
 from core.backends.kafka.client import KafkaClient
 from core.backends.kafka.codes import kafka_error
 from core.backends.kafka.connection import UnsupportedVersionError
+from core.backends.kafka.metadata import parse_metadata
 from core.backends.kafka.offsets import OffsetLister
 from core.backends.kafka.retry import Deadline, RetryableProblem
 from core.backends.types import OffsetSpec, PartitionInfo, TopicDescription, TopicPartition
@@ -101,6 +103,18 @@ class TopicAdmin:
                 f"topic {name!r} was created but the metadata does not show it yet")) from exc
         if any(p.leader < 0 for p in meta.partitions):
             raise RetryableProblem(be.RetriableError(f"topic {name!r} has no leaders yet"))
+        # In a cluster each broker applies the controller's record a moment apart (as in
+        # Kafka); a producer or consumer right after may ask any of them: wait for all.
+        client = self._client
+        for node_id in sorted(client.metadata.brokers()):
+            response = client.send_to_node(node_id, MetadataRequest, lambda _v: MetadataRequest(
+                topics=[MetadataRequest.MetadataRequestTopic(name=name)],
+                allow_auto_topic_creation=False, include_topic_authorized_operations=False),
+                versions=(1, 12), deadline=deadline)
+            found = parse_metadata(response).topics.get(name)
+            if found is None or any(p.leader < 0 for p in found.partitions):
+                raise RetryableProblem(be.BackendUnavailableError(
+                    f"topic {name!r} was created but broker {node_id} does not show it yet"))
 
     def delete_topic(self, name: str) -> None:
         client = self._client

@@ -23,9 +23,9 @@ from core.broker.handlers.create_topics import (
     creation_error,
 )
 from core.broker.registry import handles
-from core.broker.replication.manager import NOT_IN_A_CLUSTER
 from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
+from core.group import OFFSETS_TOPIC
 from core.log.errors import StorageError
 from core.protocol.errors import ErrorCode
 
@@ -54,9 +54,10 @@ async def handle_create_partitions(state: BrokerState, ctx: RequestContext
             if not allowed(state, ctx, AclOperation.ALTER, ResourceType.TOPIC, topic.name):
                 raise AdminError(ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                                  f"not authorized to alter topic {topic.name}")
-            if state.replicas is not None:  # would grow one replica only
-                raise AdminError(ErrorCode.INVALID_REQUEST, NOT_IN_A_CLUSTER)
-            await in_thread(state, _grow, state, topic, req.validate_only)
+            if state.replicas is not None:  # through the controller, for every replica
+                await _grow_replicated(state, topic, req.validate_only)
+            else:
+                await in_thread(state, _grow, state, topic, req.validate_only)
         except AdminError as exc:
             results.append(_Result(version=version, name=topic.name,
                                    error_code=int(exc.code), error_message=exc.message))
@@ -104,3 +105,35 @@ def _grow(state: BrokerState, topic: CreatePartitionsRequest.CreatePartitionsTop
             return
         state.manager.add_partitions(topic.name, topic.count)
     log.info("topic %s grew from %d to %d partitions", topic.name, current, topic.count)
+
+
+async def _grow_replicated(state: BrokerState,
+                           topic: CreatePartitionsRequest.CreatePartitionsTopic,
+                           validate_only: bool) -> None:
+    """A cluster: the controller places the new partitions (or takes the assignments) and
+    every broker opens its new replicas when it applies the record."""
+    replicas = state.replicas
+    assert replicas is not None
+    if topic.name == OFFSETS_TOPIC:
+        raise AdminError(ErrorCode.INVALID_PARTITIONS,
+                         f"Topic {topic.name} is a Ferry internal topic; its partition count "
+                         "cannot change.")
+    current = replicas.image.topics.get(topic.name)
+    if current is None:
+        raise AdminError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                         "This server does not host this topic-partition.")
+    if validate_only:
+        count = len(current.partitions)
+        if topic.count <= count:
+            raise AdminError(ErrorCode.INVALID_PARTITIONS,
+                             f"Topic currently has {count} partitions, which is higher than "
+                             f"the requested {topic.count}." if topic.count < count else
+                             f"Topic already has {count} partitions.")
+        return
+    assignments = (None if topic.assignments is None
+                   else [list(a.broker_ids) for a in topic.assignments])
+    code = await replicas.add_partitions(topic.name, topic.count, assignments)
+    if code != ErrorCode.NONE:
+        raise AdminError(code, replicas.last_error or code.name)
+    log.info("topic %s grew to %d partitions through the controller", topic.name,
+             topic.count)

@@ -8,9 +8,9 @@ from kafka.protocol.admin.topics import DeleteTopicsRequest, DeleteTopicsRespons
 
 from core.broker.admin_common import AdminError, duplicates, in_thread, storage_error
 from core.broker.registry import handles
-from core.broker.replication.manager import NOT_IN_A_CLUSTER
 from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
+from core.group import OFFSETS_TOPIC
 from core.log.errors import StorageError
 from core.protocol.errors import ErrorCode
 
@@ -36,9 +36,10 @@ async def handle_delete_topics(state: BrokerState, ctx: RequestContext) -> Delet
             if not allowed(state, ctx, AclOperation.DELETE, ResourceType.TOPIC, name):
                 raise AdminError(ErrorCode.TOPIC_AUTHORIZATION_FAILED,
                                  f"not authorized to delete topic {name}")
-            if state.replicas is not None:  # would delete one replica only
-                raise AdminError(ErrorCode.INVALID_REQUEST, NOT_IN_A_CLUSTER)
-            await in_thread(state, _delete, state, name)
+            if state.replicas is not None:  # through the controller, for every replica
+                await _delete_replicated(state, name)
+            else:
+                await in_thread(state, _delete, state, name)
         except AdminError as exc:
             results.append(_Result(version=version, name=name, error_code=int(exc.code),
                                    error_message=exc.message))
@@ -63,3 +64,15 @@ def _delete(state: BrokerState, name: str) -> None:
                          f"Topic {name} is a Ferry internal topic (it holds the broker's own "
                          "state) and is not allowed to be deleted.")
     state.manager.delete_topic(name)
+
+
+async def _delete_replicated(state: BrokerState, name: str) -> None:
+    """A cluster: the controller removes the topic; every broker deletes its replicas."""
+    assert state.replicas is not None
+    if name == OFFSETS_TOPIC:
+        raise AdminError(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                         f"Topic {name} is a Ferry internal topic (it holds the broker's own "
+                         "state) and is not allowed to be deleted.")
+    code = await state.replicas.delete_topic(name)
+    if code != ErrorCode.NONE:
+        raise AdminError(code, state.replicas.last_error or code.name)

@@ -43,11 +43,17 @@ async def handle_describe_cluster(state: BrokerState, ctx: RequestContext
     if request.include_cluster_authorized_operations:
         operations = (authorized_operations(state, ctx, ResourceType.CLUSTER, CLUSTER_NAME)
                       if cluster_allowed(state, ctx, AclOperation.DESCRIBE) else frozenset())
-    host, port = state.advertised_for(ctx.listener)
-    broker = DescribeClusterResponse.DescribeClusterBroker(
-        version=version, broker_id=state.node_id, host=host, port=port, rack=None,
-        is_fenced=False)
+    if state.replicas is not None:  # a cluster: every live broker on the client's listener
+        found = [(b, h, p, rack) for b, h, p, rack in state.replicas.live_brokers(ctx.listener)]
+        controller = state.replicas.controller_id()
+        controller_id = controller if controller is not None else -1
+    else:
+        found = [(state.node_id, *state.advertised_for(ctx.listener), None)]
+        controller_id = state.node_id
+    brokers = [DescribeClusterResponse.DescribeClusterBroker(
+        version=version, broker_id=b, host=h, port=p, rack=rack, is_fenced=False)
+        for b, h, p, rack in found]
     return DescribeClusterResponse(
         version=version, throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None,
         endpoint_type=_BROKER_ENDPOINTS, cluster_id=state.cluster_id,
-        controller_id=state.node_id, brokers=[broker], authorized_operations=operations)
+        controller_id=controller_id, brokers=brokers, authorized_operations=operations)

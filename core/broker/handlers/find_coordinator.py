@@ -47,7 +47,7 @@ class _Answer:
 
 def _answer(state: BrokerState, ctx: RequestContext, key_type: int, key: str) -> _Answer:
     if key_type == KEY_TYPE_GROUP and state.replicas is not None:
-        return _cluster_coordinator(state, key)
+        return _cluster_coordinator(state, key, ctx.listener)
     if key_type == KEY_TYPE_GROUP:
         if not allowed(state, ctx, AclOperation.DESCRIBE, ResourceType.GROUP, key):
             return _Answer(ErrorCode.GROUP_AUTHORIZATION_FAILED,
@@ -61,10 +61,11 @@ def _answer(state: BrokerState, ctx: RequestContext, key_type: int, key: str) ->
     return _Answer(ErrorCode.INVALID_REQUEST, f"Unknown coordinator key type {key_type}")
 
 
-def _cluster_coordinator(state: BrokerState, group_id: str) -> _Answer:
+def _cluster_coordinator(state: BrokerState, group_id: str, listener: str) -> _Answer:
     """In a cluster a group's coordinator is the leader of its ``__consumer_offsets``
     partition, which the broker node creates at start (with
-    offsets.topic.replication.factor replicas) once enough brokers are live."""
+    offsets.topic.replication.factor replicas) once enough brokers are live; its address
+    is the one of the client's ``listener``."""
     assert state.replicas is not None
     image = state.replicas.image
     topic = image.topics.get(OFFSETS_TOPIC)
@@ -72,7 +73,7 @@ def _cluster_coordinator(state: BrokerState, group_id: str) -> _Answer:
         return _Answer(ErrorCode.COORDINATOR_NOT_AVAILABLE,
                        f"{OFFSETS_TOPIC} does not exist yet; retry")
     spec = topic.partitions[partition_for(group_id, len(topic.partitions))]
-    address = state.replicas.broker_address(spec.leader)
+    address = state.replicas.broker_address(spec.leader, listener)
     if address is None:
         return _Answer(ErrorCode.COORDINATOR_NOT_AVAILABLE,
                        f"the {OFFSETS_TOPIC} partition of group {group_id!r} has no leader")

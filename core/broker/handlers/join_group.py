@@ -8,6 +8,7 @@ from kafka.protocol.consumer.group import JoinGroupRequest, JoinGroupResponse
 
 from core.broker.group_bridge import client_host, join_group
 from core.broker.registry import handles
+from core.broker.replication.groups import coordinator_error
 from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
 from core.group import JoinGroupRequest as CoordinatorJoinRequest
@@ -27,6 +28,12 @@ async def handle_join_group(state: BrokerState, ctx: RequestContext) -> JoinGrou
             version=version, throttle_time_ms=0, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
             generation_id=-1, protocol_type=None, protocol_name=None if version >= 7 else "",
             leader="", member_id=req.member_id, members=[])
+    refused = coordinator_error(state.replicas, req.group_id)
+    if refused is not None:  # as Kafka's joinError: no generation, leader or members
+        return JoinGroupResponse(
+            version=version, throttle_time_ms=0, error_code=int(refused), generation_id=-1,
+            protocol_type=None, protocol_name=None if version >= 7 else "", leader="",
+            member_id=req.member_id, members=[])
     result = await join_group(state.coordinator, state.loop, CoordinatorJoinRequest(
         group_id=req.group_id,
         member_id=req.member_id,

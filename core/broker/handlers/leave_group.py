@@ -5,6 +5,7 @@ from __future__ import annotations
 from kafka.protocol.consumer.group import LeaveGroupRequest, LeaveGroupResponse
 
 from core.broker.registry import handles
+from core.broker.replication.groups import coordinator_error
 from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
 from core.protocol.errors import ErrorCode
@@ -23,6 +24,10 @@ async def handle_leave_group(state: BrokerState, ctx: RequestContext) -> LeaveGr
         members = [(m.member_id, m.group_instance_id) for m in req.members or ()]
     else:
         members = [(req.member_id, None)]
+    refused = coordinator_error(state.replicas, req.group_id)
+    if refused is not None:
+        return LeaveGroupResponse(version=version, throttle_time_ms=0,
+                                  error_code=int(refused), members=[])
     error, member_errors = state.coordinator.leave_group(req.group_id, members)
     if version < 3:
         # One member and no per-member list: its error is the answer, as in Kafka.

@@ -214,7 +214,7 @@ async def _cluster_metadata(state: BrokerState, ctx: RequestContext) -> Metadata
             topics.append(_cluster_topic(image, name, state))
     cluster_operations = _authorized_operations(state, ctx, topics)
     brokers = [_Broker(node_id=broker_id, host=host, port=port, rack=rack)
-               for broker_id, host, port, rack in replicas.live_brokers()]
+               for broker_id, host, port, rack in replicas.live_brokers(ctx.listener)]
     controller = replicas.controller_id()
     return MetadataResponse(
         throttle_time_ms=0, brokers=brokers, cluster_id=state.cluster_id,

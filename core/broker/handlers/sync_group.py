@@ -6,6 +6,7 @@ from kafka.protocol.consumer.group import SyncGroupRequest, SyncGroupResponse
 
 from core.broker.group_bridge import sync_group
 from core.broker.registry import handles
+from core.broker.replication.groups import coordinator_error
 from core.broker.security.access import AclOperation, ResourceType, allowed
 from core.broker.state import BrokerState, RequestContext
 from core.group import SyncGroupRequest as CoordinatorSyncRequest
@@ -23,6 +24,11 @@ async def handle_sync_group(state: BrokerState, ctx: RequestContext) -> SyncGrou
             version=version, throttle_time_ms=0,
             error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, protocol_type=None,
             protocol_name=None, assignment=b"")
+    refused = coordinator_error(state.replicas, req.group_id)
+    if refused is not None:
+        return SyncGroupResponse(version=version, throttle_time_ms=0,
+                                 error_code=int(refused), protocol_type=None,
+                                 protocol_name=None, assignment=b"")
     assignments: dict[str, bytes] = {}
     for a in req.assignments or ():
         assignments[a.member_id] = bytes(a.assignment)

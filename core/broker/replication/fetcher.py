@@ -13,10 +13,11 @@ import contextlib
 import itertools
 import logging
 import struct
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 
+from core.backends.security import ClientSecurity, ClientSecurityError
 from core.broker.replication.leader_epoch import truncation_offset
 from core.log.errors import StorageError
 from core.log.records import iter_batches, parse_header
@@ -33,6 +34,8 @@ _VERSION = 12
 _SIZE = struct.Struct(">i")
 _BACKOFF_S = 0.1
 _CONNECT_TIMEOUT_S = 1.0
+_LOGIN_TIMEOUT_S = 10.0  # a TLS handshake and a SASL exchange (SCRAM's key stretching)
+_REFUSED_BACKOFF_S = 1.0
 
 
 class ReplicaFetcher:
@@ -59,12 +62,23 @@ class ReplicaFetcher:
                 await asyncio.sleep(_BACKOFF_S)
                 continue
             writer = None
+            security = self.manager.inter_broker
             try:
-                async with asyncio.timeout(_CONNECT_TIMEOUT_S):
-                    reader, writer = await asyncio.open_connection(*address)
+                tls = security.ssl_context() if security.uses_tls else None
+                async with asyncio.timeout(_CONNECT_TIMEOUT_S if tls is None
+                                           else _LOGIN_TIMEOUT_S):
+                    reader, writer = await asyncio.open_connection(
+                        *address, ssl=tls, server_hostname=address[0] if tls else None)
+                if security.uses_sasl:
+                    async with asyncio.timeout(_LOGIN_TIMEOUT_S):
+                        await self._login(reader, writer, security)
                 while True:
                     if not await self._fetch_once(reader, writer):
                         await asyncio.sleep(_BACKOFF_S)
+            except ClientSecurityError as exc:  # a setting or a credential: say so, slowly
+                log.warning("broker %d at %s:%d refused this broker's inter-broker login: %s",
+                            self.leader_id, *address, exc)
+                await asyncio.sleep(_REFUSED_BACKOFF_S)
             except (OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
                 log.debug("fetching from broker %d at %s:%d: %s", self.leader_id, *address,
                           exc)
@@ -74,6 +88,33 @@ class ReplicaFetcher:
                 if writer is not None:
                     writer.close()
             await asyncio.sleep(_BACKOFF_S)
+
+    async def _login(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                     security: ClientSecurity) -> None:
+        """SASL over the new connection, as every client logs in (``login_steps``)."""
+        steps = security.login_steps()
+        try:
+            request, version = next(steps)
+            while True:
+                response = await self._roundtrip(reader, writer, request, version)
+                request, version = steps.send(response)
+        except StopIteration:
+            return
+
+    async def _roundtrip(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                         request: Any, version: int) -> Any:
+        correlation_id = next(self._correlation)
+        request.with_header(correlation_id=correlation_id,
+                            client_id=f"ferry-replica-{self.manager.node_id}")
+        writer.write(bytes(request.encode(version=version, header=True, framed=True)))
+        await writer.drain()
+        (size,) = _SIZE.unpack(await reader.readexactly(_SIZE.size))
+        frame = await reader.readexactly(size)
+        response = request.header.get_response_class().decode(frame, version=version,
+                                                               header=True)
+        if response.header.correlation_id != correlation_id:
+            raise OSError("the leader answered another request")
+        return response
 
     async def _fetch_once(self, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> bool:

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from core.broker.config import BrokerConfig
     from core.cluster.config import ClusterConfig
 
-__all__ = ["commit_replicated", "coordinate_groups", "create_offsets_topic"]
+__all__ = ["commit_replicated", "coordinate_groups", "coordinator_error",
+           "create_offsets_topic"]
 
 _COMMIT_TIMEOUT_S = 5.0
 
@@ -70,6 +71,29 @@ async def create_offsets_topic(config: BrokerConfig, cluster: ClusterConfig,
             if code not in (ErrorCode.NONE, ErrorCode.TOPIC_ALREADY_EXISTS):
                 log.info("cannot create %s yet: %s", OFFSETS_TOPIC, replicas.last_error)
         await asyncio.sleep(0.5)
+
+
+def coordinator_error(replicas: ReplicaManager | None, group_id: str) -> ErrorCode | None:
+    """Why this broker may not coordinate ``group_id`` (None: it may): Kafka's coordinator
+    answers JoinGroup, SyncGroup, Heartbeat and LeaveGroup with NOT_COORDINATOR for a group
+    whose ``__consumer_offsets`` partition it does not lead (the client finds the
+    coordinator again), COORDINATOR_LOAD_IN_PROGRESS while it is taking that partition
+    over, COORDINATOR_NOT_AVAILABLE before that topic exists. A single node
+    (``replicas`` None) coordinates every group."""
+    if replicas is None:
+        return None
+    topic = replicas.image.topics.get(OFFSETS_TOPIC)
+    if topic is None:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    partition = partition_for(group_id, len(topic.partitions))
+    replica = replicas.replicas.get((OFFSETS_TOPIC, partition))
+    if replica is None or replica.leader is None:
+        if topic.partitions[partition].leader == replicas.node_id:
+            # Named leader by the metadata, not applied yet: Kafka's coordinator is then
+            # loading the partition, and the client retries here.
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return ErrorCode.NOT_COORDINATOR
+    return None
 
 
 async def commit_replicated(replicas: ReplicaManager, group_id: str,

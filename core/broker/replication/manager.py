@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from core.backends.security import ClientSecurity
 from core.broker.replication.isr import AcksResult, IsrChange, PartitionLeader
 from core.broker.replication.leader_epoch import LeaderEpochCache, diverging_epoch
 from core.cluster.records import NO_LEADER, PartitionSpec
@@ -29,14 +30,9 @@ if TYPE_CHECKING:
     from core.cluster.image import MetadataImage
     from core.log.log import PartitionLog
 
-__all__ = ["NOT_IN_A_CLUSTER", "Replica", "ReplicaManager", "ReplicationError"]
+__all__ = ["Replica", "ReplicaManager", "ReplicationError"]
 
 log = logging.getLogger(__name__)
-
-#: The answer of admin requests a cluster node cannot carry out yet (they would change one
-#: replica only): DeleteTopics, CreatePartitions.
-NOT_IN_A_CLUSTER = ("not supported by a Ferry cluster yet: the controller does not "
-                    "replicate this change; it works on a single node")
 
 _TICK_S = 0.02
 _ISR_CHECK_S = 0.25
@@ -90,8 +86,11 @@ class ReplicaManager:
                  image: Callable[[], MetadataImage],
                  submit: Callable[..., Awaitable[dict[str, Any]]],
                  broker_epoch: Callable[[], int | None],
-                 controller_id: Callable[[], int | None] = lambda: None) -> None:
+                 controller_id: Callable[[], int | None] = lambda: None,
+                 inter_broker: ClientSecurity | None = None) -> None:
         self.config = config
+        #: how the fetchers connect to a leader's inter-broker listener (TLS, SASL)
+        self.inter_broker = inter_broker or ClientSecurity()
         self.controller_id = controller_id
         self.node_id = config.node_id
         self.state = state
@@ -99,11 +98,16 @@ class ReplicaManager:
         self._submit = submit
         self._broker_epoch = broker_epoch
         self.replicas: dict[tuple[str, int], Replica] = {}
+        self._topic_ids: dict[str, str] = {}  # of the topics held here, to see re-creation
         self._applied = -1
         self._fetchers: dict[int, Any] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._alters: set[asyncio.Task[None]] = set()
         self.last_error = ""  # the controller's message for the last refused create_topic
+        #: ISR changes of partitions this broker leads, as Kafka's IsrShrinksPerSec and
+        #: IsrExpandsPerSec count them: one per committed change (``/metrics``).
+        self.isr_shrinks = 0
+        self.isr_expands = 0
         #: Called (in a thread) when this broker becomes a partition's leader, after its
         #: state is set: the group coordinator reloads a __consumer_offsets partition.
         self.on_leader: Callable[[Replica], None] | None = None
@@ -135,17 +139,21 @@ class ReplicaManager:
                                    f"broker {self.node_id} does not lead {topic}-{partition}")
         return leader.leader_epoch
 
-    def broker_address(self, broker_id: int) -> tuple[str, int] | None:
-        """Where clients reach ``broker_id`` (its inter-broker listener), if it is live."""
-        for found, host, port, _ in self.live_brokers():
+    def broker_address(self, broker_id: int, listener: str | None = None
+                       ) -> tuple[str, int] | None:
+        """Where clients of ``listener`` reach ``broker_id``, if it is live."""
+        for found, host, port, _ in self.live_brokers(listener):
             if found == broker_id:
                 return host, port
         return None
 
-    def live_brokers(self) -> list[tuple[int, str, int, str | None]]:
-        """(id, host, port, rack) of every unfenced broker, on its inter-broker listener."""
+    def live_brokers(self, listener: str | None = None
+                     ) -> list[tuple[int, str, int, str | None]]:
+        """(id, host, port, rack) of every unfenced broker on ``listener`` (the name of
+        the listener a client came through; default the inter-broker one), as Kafka
+        answers Metadata with each broker's endpoint of the client's listener."""
         out = []
-        name = self.config.inter_broker_listener_name
+        name = listener or self.config.inter_broker_listener_name
         for broker_id, broker in sorted(self.image.brokers.items()):
             if broker.fenced:
                 continue
@@ -170,6 +178,36 @@ class ReplicaManager:
             return ErrorCode(code)
         deadline = time.monotonic() + timeout_s
         while name not in self.image.topics and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        return ErrorCode.NONE
+
+    async def add_partitions(self, name: str, total: int,
+                             assignments: list[list[int]] | None,
+                             timeout_s: float = 10.0) -> ErrorCode:
+        """Grow a topic through the active controller; wait until this broker's image
+        shows the new partitions."""
+        reply = await self._submit("add_partitions", {
+            "name": name, "total": total, "assignments": assignments}, timeout_s=timeout_s)
+        code = reply.get("error_code", ErrorCode.UNKNOWN_SERVER_ERROR)
+        if code != 0:
+            self.last_error = str(reply.get("error_message") or "")
+            return ErrorCode.REQUEST_TIMED_OUT if code == 41 else ErrorCode(code)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and len(
+                getattr(self.image.topics.get(name), "partitions", ())) < total:
+            await asyncio.sleep(0.01)
+        return ErrorCode.NONE
+
+    async def delete_topic(self, name: str, timeout_s: float = 10.0) -> ErrorCode:
+        """Delete a topic through the active controller, then wait until this broker's image
+        no longer holds it (every broker deletes its replicas as it applies the record)."""
+        reply = await self._submit("delete_topic", {"name": name}, timeout_s=timeout_s)
+        code = reply.get("error_code", ErrorCode.UNKNOWN_SERVER_ERROR)
+        if code != 0:
+            self.last_error = str(reply.get("error_message") or "")
+            return ErrorCode.REQUEST_TIMED_OUT if code == 41 else ErrorCode(code)
+        deadline = time.monotonic() + timeout_s
+        while name in self.image.topics and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         return ErrorCode.NONE
 
@@ -303,6 +341,10 @@ class ReplicaManager:
             await asyncio.sleep(_TICK_S)
 
     async def _apply(self, image: MetadataImage) -> None:
+        for name in {t for t, _ in self.replicas}:
+            topic = image.topics.get(name)
+            if topic is None or topic.topic_id != self._topic_ids.get(name):
+                await self._remove_topic(name)  # deleted (and maybe created again)
         for name, topic in sorted(image.topics.items()):
             for p, spec in enumerate(topic.partitions):
                 if self.node_id not in spec.replicas:
@@ -311,6 +353,7 @@ class ReplicaManager:
                 if replica is None:
                     replica = await self._open(name, p, len(topic.partitions), topic.configs,
                                                spec)
+                    self._topic_ids[name] = topic.topic_id
                 await self._update(replica, spec)
         self._reconcile_fetchers()
 
@@ -325,11 +368,28 @@ class ReplicaManager:
                 log.info("created the local replicas of %s (%d partitions)", topic, partitions)
             except TopicExistsError:
                 pass
+        if manager.topic(topic).partitions < partitions:  # CreatePartitions grew it
+            await asyncio.to_thread(manager.add_partitions, topic, partitions)
+            log.info("grew the local replicas of %s to %d partitions", topic, partitions)
         plog = manager.log(topic, partition)
         epochs = await asyncio.to_thread(LeaderEpochCache.read, plog.directory)
         replica = Replica(topic, partition, plog, epochs, spec)
         self.replicas[(topic, partition)] = replica
         return replica
+
+    async def _remove_topic(self, name: str) -> None:
+        """The controller removed ``name``: drop its replicas (waiters answer
+        NOT_LEADER_OR_FOLLOWER, fetchers skip it) and delete the local log."""
+        gone = [self.replicas.pop(key) for key in [k for k in self.replicas if k[0] == name]]
+        self._topic_ids.pop(name, None)
+        for replica in gone:
+            replica.leader = None
+            await replica.notify()
+        try:
+            await asyncio.to_thread(self.state.manager.delete_topic, name)
+            log.info("deleted the local replicas of %s (%d partitions)", name, len(gone))
+        except UnknownTopicError:
+            pass
 
     async def _update(self, replica: Replica, spec: PartitionSpec) -> None:
         old = replica.spec
@@ -338,9 +398,11 @@ class ReplicaManager:
         if spec.leader == self.node_id:
             if leader is None or leader.leader_epoch != spec.leader_epoch:
                 await self._become_leader(replica, spec)
-            elif (spec.partition_epoch != leader.partition_epoch
-                  and leader.committed(spec.isr, spec.leader_epoch, spec.partition_epoch)):
-                self._hw_moved(replica)
+            elif spec.partition_epoch != leader.partition_epoch:
+                before = set(leader.isr)
+                if leader.committed(spec.isr, spec.leader_epoch, spec.partition_epoch):
+                    self._count_isr_change(before, set(spec.isr))
+                    self._hw_moved(replica)
             return
         if leader is not None:
             log.info("%s-%d: leader %d at epoch %d now; following", replica.topic,
@@ -374,6 +436,12 @@ class ReplicaManager:
             self._alters.add(task)
             task.add_done_callback(self._alters.discard)
         await replica.notify()
+
+    def _count_isr_change(self, before: set[int], after: set[int]) -> None:
+        if after < before:
+            self.isr_shrinks += 1
+        elif after > before:
+            self.isr_expands += 1
 
     def _hw_moved(self, replica: Replica) -> None:
         self.state.append_waiters.notify(replica.plog)

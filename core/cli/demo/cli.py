@@ -8,8 +8,8 @@
 Without ``--check`` it runs until Ctrl-C (or ``--duration``), printing what flows every few
 seconds. With ``--check`` it makes changes for ``--duration`` seconds, then waits up to
 ``--settle`` seconds for every destination to hold them and prints a pass/fail line per
-destination; the exit code is 1 on any mismatch. Ctrl-C or SIGTERM stops every process it
-started.
+destination (and one for the topics' replicas); the exit code is 1 on any mismatch.
+Ctrl-C or SIGTERM stops every process it started.
 """
 
 from __future__ import annotations
@@ -45,9 +45,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--settle", type=float, default=150.0, metavar="S",
                         help="with --check: how long to wait for the destinations to catch "
                              "up (default 150)")
-    parser.add_argument("--brokers", type=int, default=1, metavar="N",
-                        help="broker nodes (default 1; more need the cluster mode of "
-                             "ferry broker)")
+    parser.add_argument("--brokers", type=int, default=3, metavar="N",
+                        help="broker nodes (default 3, a cluster as in the compose stack: "
+                             "topics at replication factor min(3, N)); 1 runs a single "
+                             "node")
     parser.add_argument("--workers", type=int, default=2, metavar="N",
                         help="Connect workers in distributed mode (default 2)")
     parser.add_argument("--rate", type=float, default=10.0, metavar="R",

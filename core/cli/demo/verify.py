@@ -7,6 +7,9 @@
   state in the table (customer, product, quantity, status and amount).
 * **The reporting table (an aggregate)**: orders and their sum per customer per minute,
   equal to the same aggregate computed by PostgreSQL over the ``orders`` table.
+* **Replicas**: every topic (the CDC topics, the pipeline's, Connect's and the registry's
+  internal ones, ``__consumer_offsets``) has as many replicas as the compose stack gives
+  it (3, or the number of brokers when fewer), all of them in sync.
 """
 
 from __future__ import annotations
@@ -139,9 +142,31 @@ def check_report(conn) -> Result:
                   f"missing {sorted(set(expected) - set(actual))[:3]}, wrong {wrong[:3]}")
 
 
+def check_replicas(observer: Observer) -> Result:
+    from core.backends.errors import BackendError
+
+    want = min(3, len(observer.stack.nodes))
+    backend = observer.backend
+    wrong: list[str] = []
+    try:
+        topics = backend.list_topics(include_internal=True)
+        for topic in topics:
+            for p in backend.describe_topic(topic).partitions:
+                if len(p.replicas) != want or set(p.isr) != set(p.replicas):
+                    wrong.append(f"{topic}-{p.partition} replicas {list(p.replicas)} "
+                                 f"ISR {list(p.isr)}")
+    except BackendError as exc:
+        return Result("replicas", False, f"describing the topics failed: {exc}")
+    if wrong:
+        return Result("replicas", False, f"{len(wrong)} partitions without {want} in-sync "
+                      f"replicas: {'; '.join(wrong[:3])}")
+    return Result("replicas", True, f"{len(topics)} topics, every partition on {want} "
+                  f"broker{'s' if want > 1 else ''}, all in sync")
+
+
 def check_all(observer: Observer, expected: Counter) -> list[Result]:
     import psycopg
 
     with psycopg.connect(observer.stack.pg_dsn, autocommit=True) as conn:
         return [check_s3(observer, expected), check_index(observer, conn),
-                check_report(conn)]
+                check_report(conn), check_replicas(observer)]

@@ -148,8 +148,9 @@ def test_acks_all_below_min_insync_replicas_is_not_enough_replicas(cluster) -> N
     survivors = [n for n in nodes if n is not follower]
 
     def shrunk() -> bool:
-        view = survivors[0].describe()
-        return bool(view) and len(view["topics"]["strict"]["partitions"][0]["isr"]) == 2
+        view = survivors[0].describe()  # which may not have applied the topic yet
+        topic = (view or {}).get("topics", {}).get("strict")
+        return bool(topic) and len(topic["partitions"][0]["isr"]) == 2
     wait_for(shrunk, 30, "the ISR to shrink", nodes)
     producer = KafkaProducer(bootstrap_servers=[f"127.0.0.1:{n.kafka_port}"
                                                 for n in survivors],
@@ -219,3 +220,185 @@ def test_ferry_up_brokers_3_runs_a_local_cluster_until_interrupted(tmp_path: Pat
 def _in_use(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _metadata_leaders(port: int, topic: str) -> list[int] | None:
+    """The leaders one broker's own Metadata names for ``topic`` (None: unknown there)."""
+    from kafka.protocol.metadata import MetadataRequest
+
+    client = WireClient(port)
+    try:
+        answer = client.call(MetadataRequest[1](topics=[topic]), 1)
+    finally:
+        client.close()
+    (found,) = answer.topics
+    if found[0] != 0:  # error_code
+        return None
+    return [p[2] for p in found[3]]  # partition metadata: (error, id, leader, ...)
+
+
+def test_a_topic_the_kafka_backend_created_is_known_to_every_broker_at_once(cluster
+                                                                          ) -> None:
+    """Brokers apply the controller's records a moment apart; the kafka:// backend's
+    create_topic returns once every broker shows the topic, so a producer or a Connect
+    worker asking any broker right after finds it (the demo's CDC task failed on
+    UNKNOWN_TOPIC_OR_PARTITION from a broker a few milliseconds behind)."""
+    from core.backends import open_backend
+
+    nodes = cluster
+    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    with open_backend(f"kafka://127.0.0.1:{nodes[0].kafka_port}") as backend:
+        for i in range(8):
+            backend.create_topic(f"fresh-{i}", 2, replication_factor=3)
+            for node in nodes:
+                leaders = _metadata_leaders(node.kafka_port, f"fresh-{i}")
+                assert leaders is not None and min(leaders) >= 1, (node.node_id, leaders)
+
+
+def test_group_requests_to_a_broker_that_is_not_the_coordinator_get_not_coordinator(
+        cluster) -> None:
+    """JoinGroup, SyncGroup, Heartbeat and LeaveGroup sent (on the wire, as a client with
+    a stale coordinator would) to a broker that does not lead the group's
+    __consumer_offsets partition answer NOT_COORDINATOR (16), as Kafka's do; the
+    coordinator FindCoordinator names accepts the same JoinGroup."""
+    from kafka.protocol.consumer.group import (
+        HeartbeatRequest,
+        JoinGroupRequest,
+        LeaveGroupRequest,
+        SyncGroupRequest,
+    )
+    from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
+
+    nodes = cluster
+    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+
+    def coordinator() -> int | None:
+        client = WireClient(nodes[0].kafka_port)
+        try:
+            answer = client.call(FindCoordinatorRequest(key="stale-group", key_type=0), 2)
+        finally:
+            client.close()
+        return answer.node_id if answer.error_code == 0 else None
+    leader = wait_for(coordinator, 30, "the group's coordinator", nodes)
+    join = {"group_id": "stale-group", "session_timeout_ms": 10000,
+            "rebalance_timeout_ms": 30000, "member_id": "", "group_instance_id": None,
+            "protocol_type": "consumer", "protocols": [
+                JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=b"m")]}
+
+    def join_at(node) -> int:
+        client = WireClient(node.kafka_port)
+        try:
+            return client.call(JoinGroupRequest(**join), 5).error_code
+        finally:
+            client.close()
+    # MEMBER_ID_REQUIRED: a real coordinator (COORDINATOR_LOAD_IN_PROGRESS, 14, while it
+    # applies its leadership, which clients retry).
+    coordinating = next(n for n in nodes if n.node_id == leader)
+    wait_for(lambda: join_at(coordinating) == 79, 20, "the coordinator to serve", nodes)
+    for node in nodes:
+        if node.node_id == leader:
+            continue
+        client = WireClient(node.kafka_port)
+        try:
+            joined = client.call(JoinGroupRequest(**join), 5)
+            assert joined.error_code == 16, node.node_id
+            assert client.call(SyncGroupRequest(
+                group_id="stale-group", generation_id=1, member_id="m",
+                group_instance_id=None, assignments=[]), 3).error_code == 16
+            assert client.call(HeartbeatRequest(
+                group_id="stale-group", generation_id=1, member_id="m",
+                group_instance_id=None), 3).error_code == 16
+            assert client.call(LeaveGroupRequest(
+                group_id="stale-group", members=[LeaveGroupRequest.MemberIdentity(
+                    member_id="m", group_instance_id=None)]), 3).error_code == 16
+        finally:
+            client.close()
+
+
+def test_delete_topics_removes_every_replica_and_a_new_topic_of_that_name_starts_empty(
+        cluster) -> None:
+    """DeleteTopics through any broker: the controller removes the topic, every broker
+    deletes its replicas (their directories go), Metadata no longer names it anywhere;
+    a topic created again with that name starts empty; unknown and internal topics are
+    refused with Kafka's errors."""
+    nodes = cluster
+    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[0].kafka_port}"})
+    admin.create_topics([NewTopic("doomed", 2, 3)])["doomed"].result(timeout=30)
+    producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{nodes[1].kafka_port}",
+                             acks="all")
+    for i in range(20):
+        producer.send("doomed", f"old-{i}".encode())
+    producer.flush(30)
+    producer.close()
+    wait_for(lambda: all(any((n.data_dir / f"doomed-{p}").is_dir() for p in (0, 1))
+                         for n in nodes), 20, "replicas on every broker", nodes)
+
+    deleter = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[2].kafka_port}"})
+    deleter.delete_topics(["doomed"])["doomed"].result(timeout=30)
+    for node in nodes:
+        wait_for(lambda node=node: _metadata_leaders(node.kafka_port, "doomed") is None,
+                 20, f"broker {node.node_id} to forget the topic", nodes)
+        wait_for(lambda node=node: not any((node.data_dir / f"doomed-{p}").exists()
+                                           for p in (0, 1)),
+                 20, f"broker {node.node_id}'s replicas deleted", nodes)
+    with pytest.raises(KafkaException, match="UNKNOWN_TOPIC_OR_PART"):
+        deleter.delete_topics(["doomed"])["doomed"].result(timeout=30)
+    with pytest.raises(KafkaException, match="TOPIC_EXCEPTION"):
+        deleter.delete_topics(["__consumer_offsets"])["__consumer_offsets"].result(timeout=30)
+
+    admin.create_topics([NewTopic("doomed", 1, 3)])["doomed"].result(timeout=30)
+    for node in nodes:  # brokers learn the new topic a moment apart
+        wait_for(lambda node=node: min(_metadata_leaders(node.kafka_port, "doomed")
+                                       or [-1]) >= 1,
+                 20, f"broker {node.node_id} to know the new topic", nodes)
+    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{nodes[0].kafka_port}",
+                         "group.id": "after-delete", "enable.auto.commit": False})
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition("doomed", 0), timeout=20)
+    finally:
+        consumer.close()
+    assert (low, high) == (0, 0)
+
+
+def test_create_partitions_grows_a_topic_on_every_broker(cluster) -> None:
+    """CreatePartitions through any broker: the controller places the new partitions (or
+    takes the given assignment), each gets a leader and a full ISR, and records produced
+    to them with acks=all are consumed; shrinking and the offsets topic are refused."""
+    from confluent_kafka.admin import NewPartitions
+
+    nodes = cluster
+    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[0].kafka_port}"})
+    admin.create_topics([NewTopic("growing", 1, 3)])["growing"].result(timeout=30)
+    grower = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[1].kafka_port}"})
+    grower.create_partitions([NewPartitions("growing", 3)])["growing"].result(timeout=30)
+    grower.create_partitions([NewPartitions("growing", 4, [[3, 1, 2]])]
+                             )["growing"].result(timeout=30)
+
+    def grown() -> dict | None:
+        layout = _layout(nodes[2].kafka_port, "growing")
+        if not layout or len(layout) != 4:
+            return None
+        if any(len(isr) != 3 or leader < 1 for leader, _, isr in layout.values()):
+            return None
+        return layout
+    layout = wait_for(grown, 30, "4 partitions, each with 3 in-sync replicas", nodes)
+    assert layout[3][0] == 3  # the assignment's first broker leads
+    assert all(replicas == [1, 2, 3] for _, replicas, _ in layout.values())
+    producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{nodes[2].kafka_port}",
+                             acks="all")
+    for p in range(4):
+        producer.send("growing", f"to-{p}".encode(), partition=p).get(timeout=30)
+    producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{nodes[0].kafka_port}",
+                             auto_offset_reset="earliest", consumer_timeout_ms=10000)
+    consumer.subscribe(["growing"])
+    got = {m.value for m in consumer}
+    consumer.close()
+    assert got == {f"to-{p}".encode() for p in range(4)}
+    with pytest.raises(KafkaException, match="INVALID_PARTITIONS"):
+        grower.create_partitions([NewPartitions("growing", 2)])["growing"].result(timeout=30)
+    with pytest.raises(KafkaException, match="INVALID_PARTITIONS"):
+        grower.create_partitions([NewPartitions("__consumer_offsets", 9)]
+                                 )["__consumer_offsets"].result(timeout=30)

@@ -58,7 +58,10 @@ def test_demo_check_passes_end_to_end(tmp_path: Path) -> None:
     assert code == 0, out[-6000:]
     summary = [line for line in out.splitlines() if line.startswith(("PASS", "FAIL"))]
     assert [line.split()[:2] for line in summary] == [
-        ["PASS", "s3"], ["PASS", "index"], ["PASS", "reporting"]], out[-3000:]
+        ["PASS", "s3"], ["PASS", "index"], ["PASS", "reporting"], ["PASS", "replicas"]
+    ], out[-3000:]
+    assert "(3 nodes)" in out  # the default: a cluster, as the compose stack runs
+    assert "every partition on 3 brokers, all in sync" in out
     assert "ferry demo --check: passed" in out
 
 
@@ -81,7 +84,7 @@ def test_demo_check_fails_when_changes_do_not_arrive(tmp_path: Path) -> None:
     summary = {line.split()[1]: line for line in out.splitlines()
                if line.startswith(("PASS", "FAIL"))}
     assert summary["s3"].startswith("FAIL") and "('products', 'r', 1)" in summary["s3"], out
-    assert set(summary) == {"s3", "index", "reporting"}
+    assert set(summary) == {"s3", "index", "reporting", "replicas"}
     assert "ferry demo --check: FAILED" in out
 
 

@@ -204,14 +204,35 @@ def test_every_ferry_service_runs_the_demos_settings_through_the_entry_point(
             assert RegistryConfig.from_props(props).log_url == LOG
 
 
-@pytest.mark.xfail(reason="the single-node broker refuses replication factors above 1 until "
-                          "ferry broker's cluster mode (issue 16) lands", strict=False)
-def test_the_broker_config_parser_accepts_the_compose_cluster_settings(tmp_path: Path) -> None:
-    from core.broker.config import BrokerConfig
+def test_ferry_broker_runs_the_compose_brokers_as_a_three_node_cluster(tmp_path: Path
+                                                                        ) -> None:
+    """What ``ferry broker`` does with each broker's command and environment: the settings
+    name process.roles, so they go to the cluster path (``load_broker_config`` then
+    ``ClusterConfig.parse``, as ``_cluster_node`` runs them), with --metrics accepted."""
+    from core.cli.broker import cluster_node_settings, load_broker_config
+    from core.cli.container import write_properties
+    from core.cluster.config import is_cluster_mode
 
-    for kind, args, env in _ferry_services().values():
-        if kind == "broker":
-            BrokerConfig.parse(container_command(kind, args, env, tmp_path)[1])
+    ids = set()
+    for name, (kind, args, env) in _ferry_services().items():
+        if kind != "broker":
+            continue
+        argv, props, path = container_command(kind, args, env, tmp_path)
+        write_properties(path, props)
+        parsed = build_parser().parse_args(argv[1:])
+        config = load_broker_config(parsed)
+        assert is_cluster_mode(config.raw), name
+        cluster, metrics = cluster_node_settings(parsed, config)
+        assert (metrics.host, metrics.port) == ("0.0.0.0", 9404)
+        assert [(v.node_id, v.host, v.port) for v in cluster.voters] == [
+            (1, "broker1", 9093), (2, "broker2", 9093), (3, "broker3", 9093)]
+        assert cluster.is_broker and cluster.node_id == config.node_id
+        assert [(e.name, e.host, e.port) for e in cluster.advertised_listeners] == [
+            ("PLAINTEXT", name, 9092)]
+        assert cluster.offsets_topic_replication_factor == cluster.default_replication_factor == 3
+        assert cluster.min_insync_replicas == 2
+        ids.add(cluster.node_id)
+    assert ids == {1, 2, 3}
 
 
 def test_the_spark_job_runs_the_demos_pipeline_command() -> None:
