@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.backends.errors import InvalidBackendUrlError, InvalidConfigError
-from core.backends.security import SECURITY_CONFIG_KEYS, ClientSecurity, ClientSecurityError
 from core.log.records import COMPRESSION_CODES
+from core.protocol.client_security import SECURITY_CONFIG_KEYS, ClientSecurity, ClientSecurityError
 
 __all__ = [
     "CLIENT_CONFIGS",

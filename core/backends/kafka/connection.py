@@ -26,7 +26,7 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 from core.backends import errors as be
 from core.backends.kafka.config import BrokerAddress
 from core.backends.kafka.retry import Deadline
-from core.backends.security import ClientSecurity, ClientSecurityError
+from core.protocol.client_security import ClientSecurity, ClientSecurityError
 from core.protocol.errors import MalformedRequestError
 from core.protocol.header import read_uvarint
 

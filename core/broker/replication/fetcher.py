@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 
-from core.backends.security import ClientSecurity, ClientSecurityError
 from core.broker.replication.leader_epoch import truncation_offset
 from core.log.errors import StorageError
 from core.log.records import iter_batches, parse_header
+from core.protocol.client_security import ClientSecurity, ClientSecurityError
 from core.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:

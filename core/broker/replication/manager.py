@@ -17,11 +17,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.backends.security import ClientSecurity
 from core.broker.replication.isr import AcksResult, IsrChange, PartitionLeader
 from core.broker.replication.leader_epoch import LeaderEpochCache, diverging_epoch
 from core.cluster.records import NO_LEADER, PartitionSpec
 from core.log.errors import TopicExistsError, UnknownTopicError
+from core.protocol.client_security import ClientSecurity
 from core.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:

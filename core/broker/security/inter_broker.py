@@ -11,16 +11,16 @@ fetcher to its leader), with the settings Kafka's brokers use for it:
   the listener asks for one), ``ssl.endpoint.identification.algorithm`` (``https`` by
   default, as in Kafka: the certificate names the advertised host).
 
-The client side itself is ``core.backends.security.ClientSecurity`` (one home for it).
+The client side itself is ``core.protocol.client_security.ClientSecurity`` (one home for it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from core.backends.security import ClientSecurity, ClientSecurityError
 from core.broker.config import BrokerConfigError
 from core.broker.security.listeners import listener_setting, resolve_listeners
+from core.protocol.client_security import ClientSecurity, ClientSecurityError
 
 __all__ = ["inter_broker_security"]
 
