@@ -48,6 +48,7 @@ __all__ = [
     "parse_listener",
     "run_broker",
     "serve",
+    "start_observability",
     "stop_on_signals",
 ]
 
@@ -352,6 +353,20 @@ def _listeners(config: BrokerConfig, listen: Listener, advertised: Listener | No
     return listeners
 
 
+def start_observability(metrics: Listener | None) -> BrokerObservability | None:
+    """Serve ``/metrics`` and ``/health`` on ``metrics`` (None: not served), for a single
+    node and a cluster node alike. BrokerConfigError when the port cannot be bound."""
+    if metrics is None:
+        return None
+    try:
+        observability = BrokerObservability(metrics.host, metrics.port)
+    except OSError as exc:  # the port is taken, or not ours to bind
+        raise BrokerConfigError(f"cannot serve metrics on {metrics}: "
+                                f"{exc.strerror or exc}") from exc
+    observability.start()
+    return observability
+
+
 def run_broker(config: BrokerConfig, data_dir: Path, listen: Listener,
                advertised: Listener | None, metrics: Listener | None = None) -> None:
     """``ferry broker``: open ``data_dir``, serve until SIGTERM/SIGINT, close everything;
@@ -360,14 +375,7 @@ def run_broker(config: BrokerConfig, data_dir: Path, listen: Listener,
     Raises BrokerConfigError, or StorageError if the directory cannot be opened (e.g.
     another process holds it).
     """
-    observability = None
-    if metrics is not None:
-        try:
-            observability = BrokerObservability(metrics.host, metrics.port)
-        except OSError as exc:  # the port is taken, or not ours to bind
-            raise BrokerConfigError(f"cannot serve metrics on {metrics}: "
-                                    f"{exc.strerror or exc}") from exc
-        observability.start()
+    observability = start_observability(metrics)
     try:
         asyncio.run(_run(config, data_dir, listen, advertised, observability))
     finally:

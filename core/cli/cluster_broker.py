@@ -16,13 +16,20 @@ import hashlib
 import logging
 from pathlib import Path
 
-from core.broker.config import BrokerConfig, BrokerConfigError
+from core.broker.config import BrokerConfig
 from core.broker.observability import BrokerObservability
 from core.broker.replication.groups import coordinate_groups, create_offsets_topic
 from core.broker.replication.manager import ReplicaManager
 from core.broker.replication.observed import ClusterHealth
 from core.broker.security.inter_broker import inter_broker_security
-from core.broker.server import BrokerServer, Listener, open_storage, serve, stop_on_signals
+from core.broker.server import (
+    BrokerServer,
+    Listener,
+    open_storage,
+    serve,
+    start_observability,
+    stop_on_signals,
+)
 from core.cluster.config import ClusterConfig
 from core.cluster.observer import MetadataObserver
 from core.cluster.service import ClusterService
@@ -45,14 +52,7 @@ def run_cluster_broker(config: BrokerConfig, cluster: ClusterConfig,
                        metrics: Listener | None = None) -> None:
     """Serve until SIGTERM/SIGINT; ``/metrics`` and ``/health`` on ``metrics`` when given.
     Raises BrokerConfigError or StorageError."""
-    observability = None
-    if metrics is not None:
-        try:
-            observability = BrokerObservability(metrics.host, metrics.port)
-        except OSError as exc:  # the port is taken, or not ours to bind
-            raise BrokerConfigError(f"cannot serve metrics on {metrics}: "
-                                    f"{exc.strerror or exc}") from exc
-        observability.start()
+    observability = start_observability(metrics)
     try:
         asyncio.run(_run(config, cluster, observability))
     finally:
