@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import random
 import shutil
 import signal
 import socket
@@ -46,10 +47,42 @@ _SETTINGS = {
 }
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
+_handed_out: set[int] = set()
+_rng = random.SystemRandom()
+
+
 def free_port() -> int:
+    """A free 127.0.0.1 port for a server that binds it a moment later.
+
+    Chosen below the kernel's ephemeral range, so that no client connection (which takes
+    its local port from that range) can grab it between this call and the server's bind,
+    and never the same port twice in one process. Falls back to the kernel's choice."""
+    low, _ = _ephemeral_range()
+    if low > 11000:
+        for _ in range(200):
+            port = _rng.randrange(10000, low)
+            if port in _handed_out:
+                continue
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            _handed_out.add(port)
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port = s.getsockname()[1]
+    _handed_out.add(port)
+    return port
 
 
 def wait_listening(port: int, alive: Callable[[], bool], what: str,
