@@ -298,6 +298,10 @@ def test_group_requests_to_a_broker_that_is_not_the_coordinator_get_not_coordina
     for node in nodes:
         if node.node_id == leader:
             continue
+        # A broker that has not applied __consumer_offsets yet answers
+        # COORDINATOR_NOT_AVAILABLE (15), which clients retry; then NOT_COORDINATOR.
+        wait_for(lambda node=node: join_at(node) != 15, 20,
+                 f"node {node.node_id} to apply __consumer_offsets", nodes)
         client = WireClient(node.kafka_port)
         try:
             joined = client.call(JoinGroupRequest(**join), 5)
