@@ -12,11 +12,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import polling
 from broker_process import free_port
 
 from core.cluster.service import request
@@ -137,12 +137,7 @@ def running_cluster(directory: Path, size: int = 3, broker_only: int = 0, *,
 
 
 def wait_for(condition, timeout_s: float, what: str, nodes=()) -> Any:
-    """Poll ``condition`` until it returns something true; fail with the nodes' logs."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        result = condition()
-        if result:
-            return result
-        time.sleep(0.1)
-    logs = "\n".join(f"--- node {n.node_id}\n{n.output()}" for n in nodes)
-    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}\n{logs}")
+    """``polling.wait_for`` for cluster tests: fails with the nodes' logs."""
+    return polling.wait_for(
+        condition, what, timeout_s, poll=0.1,
+        detail=lambda: "\n".join(f"--- node {n.node_id}\n{n.output()}" for n in nodes))

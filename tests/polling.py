@@ -10,15 +10,16 @@ __all__ = ["wait_for"]
 
 
 def wait_for(cond: Callable[[], Any], what: str, timeout: float = 30.0,
-             poll: float = 0.05) -> Any:
+             poll: float = 0.05, detail: Callable[[], str] | None = None) -> Any:
     """``cond()``'s first truthy result; AssertionError naming ``what`` after ``timeout``
     seconds (``cond`` is always tried at least once, the last time at or after the
-    deadline)."""
+    deadline), followed by ``detail()`` (e.g. the servers' logs) when given."""
     deadline = time.monotonic() + timeout
     while True:
         result = cond()
         if result:
             return result
         if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+            message = f"timed out after {timeout:.0f} s waiting for {what}"
+            raise AssertionError(message if detail is None else f"{message}\n{detail()}")
         time.sleep(poll)
