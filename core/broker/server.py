@@ -33,6 +33,7 @@ from core.broker.request_memory import RequestMemoryPool
 from core.broker.security.authenticator import ListenerSecurity
 from core.broker.security.listener_security import build_listener_security
 from core.broker.security.listeners import resolve_listeners
+from core.broker.security.metadata_store import MetadataSecurityStore
 from core.broker.security.scram_store import FileScramStore
 from core.broker.security.setup import open_security
 from core.broker.state import BrokerState
@@ -280,10 +281,12 @@ async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoo
                 listen: Listener, advertised: Listener | None, stop: asyncio.Event,
                 tick_coordinator: bool = True,
                 on_listening: Callable[[BrokerServer], None] | None = None,
-                observability: BrokerObservability | None = None) -> None:
+                observability: BrokerObservability | None = None,
+                metadata_security: MetadataSecurityStore | None = None) -> None:
     """Serve the Kafka protocol on ``listen`` until ``stop`` is set; the caller owns (and
     closes) ``manager`` and ``coordinator``. ``observability`` (its ``/metrics`` and
-    ``/health``) is attached once the listener is bound."""
+    ``/health``) is attached once the listener is bound. ``metadata_security`` (a cluster
+    node) holds the ACLs, SCRAM credentials and quotas instead of the data directory."""
     target = advertised or listen
     if target.host in ("", "0.0.0.0", "::"):
         raise BrokerConfigError(
@@ -303,11 +306,12 @@ async def serve(config: BrokerConfig, manager: LogManager, coordinator: GroupCoo
         for partition in range(manager.topic(topic).partitions):
             producers.load(manager.log(topic, partition))
     log.debug("producer state loaded in %.0f ms", (time.monotonic() - started) * 1000)
-    authorizer, quotas = open_security(config, data_dir)
+    authorizer, quotas = open_security(config, data_dir, metadata_security)
     state = BrokerState(config, manager, coordinator, producers, config.node_id, target.host,
                         target.port, cluster_id, asyncio.get_running_loop(), dynamic=dynamic,
                         authorizer=authorizer, quotas=quotas)
-    state.scram = FileScramStore(data_dir)
+    state.scram = metadata_security or FileScramStore(data_dir)
+    state.metadata_security = metadata_security
     listeners = _listeners(config, listen, advertised, state)
     server = BrokerServer(state, listen, tick_coordinator=tick_coordinator,
                           listeners=listeners)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from core.broker.replication.manager import ReplicaManager
     from core.broker.security.authenticator import AuthCounts, ConnectionAuth
     from core.broker.security.authorizer import Authorizer
+    from core.broker.security.metadata_store import MetadataSecurityStore
     from core.broker.security.quotas import ClientQuotaManager
     from core.broker.security.scram_store import ScramCredentialStore
     from core.group import GroupCoordinator
@@ -77,6 +78,9 @@ class BrokerState:
     scram: ScramCredentialStore | None = None
     #: listener name -> its authentication counters (for /metrics)
     auth_counts: dict[str, AuthCounts] = field(default_factory=dict)
+    #: a cluster node's ACLs, SCRAM credentials and quotas (the committed metadata, changed
+    #: through the active controller); None on a single node, which keeps them in files
+    metadata_security: MetadataSecurityStore | None = None
 
     def advertised_for(self, listener: str) -> tuple[str, int]:
         """What Metadata tells a client of ``listener`` (Kafka answers per listener)."""

@@ -22,6 +22,7 @@ from core.broker.replication.groups import coordinate_groups, create_offsets_top
 from core.broker.replication.manager import ReplicaManager
 from core.broker.replication.observed import ClusterHealth
 from core.broker.security.inter_broker import inter_broker_security
+from core.broker.security.metadata_store import MetadataSecurityStore
 from core.broker.server import (
     BrokerServer,
     Listener,
@@ -102,10 +103,18 @@ async def _run(config: BrokerConfig, cluster: ClusterConfig,
             tasks.append(asyncio.create_task(create_offsets_topic(config, cluster, replicas),
                                              name="ferry-offsets-topic"))
 
+        def caught_up() -> bool:  # Kafka's rule: applied up to its own registration
+            epoch = quorum.lease.epoch
+            return epoch is not None and quorum.applied >= epoch
+
+        # ACLs, SCRAM credentials and quotas live in the cluster metadata, not in files.
+        security = MetadataSecurityStore(lambda: quorum.image, lambda: quorum.applied,
+                                         quorum.submit, caught_up)
         if not stop.is_set():
             await serve(config, manager, coordinator,
                         listen=listen, advertised=advertised, stop=stop,
-                        on_listening=on_listening, observability=observability)
+                        on_listening=on_listening, observability=observability,
+                        metadata_security=security)
     finally:
         for task in tasks:
             task.cancel()

@@ -1,7 +1,13 @@
 """The metadata image: what the committed (or, on the controller, appended) metadata log
 says, built by applying records in log order. Brokers answer Metadata from it; the
 controller decides from it. Applying is deterministic, so every node that applied the same
-prefix holds the same image."""
+prefix holds the same image.
+
+The security metadata (ACLs, SCRAM credentials, client quotas) is copy-on-write: a change
+replaces the dict rather than mutating it, so a request thread that took ``acls``,
+``scram`` or ``quotas`` reads a consistent snapshot while the event loop applies records;
+each has a version that grows with every change, which the broker's authorizer, SCRAM
+store and quota manager compare to know when to reload."""
 
 from __future__ import annotations
 
@@ -9,18 +15,26 @@ from dataclasses import dataclass, field, replace
 
 from core.cluster.records import (
     NO_LEADER,
+    AccessControlEntry,
     AddPartitions,
+    ClientQuota,
     CreateTopic,
     FenceBroker,
     MetadataRecord,
     PartitionChange,
     PartitionSpec,
     RegisterBroker,
+    RemoveAccessControlEntry,
     RemoveTopic,
+    RemoveUserScramCredential,
     UnfenceBroker,
+    UserScramCredential,
 )
 
-__all__ = ["BrokerState", "MetadataImage", "TopicState"]
+__all__ = ["BrokerState", "MetadataImage", "QuotaEntity", "TopicState"]
+
+#: sorted (entity type, name or None for the default) pairs, as ClientQuota names them
+QuotaEntity = tuple[tuple[str, str | None], ...]
 
 
 @dataclass(frozen=True)
@@ -43,6 +57,16 @@ class MetadataImage:
     topics: dict[str, TopicState] = field(default_factory=dict)
     #: the log index of the last record applied
     offset: int = 0
+    #: ACL id -> entry (replaced, never mutated, on a change)
+    acls: dict[str, AccessControlEntry] = field(default_factory=dict)
+    #: user -> mechanism -> credential (replaced on a change)
+    scram: dict[str, dict[str, UserScramCredential]] = field(default_factory=dict)
+    #: entity -> quota key -> value (replaced on a change)
+    quotas: dict[QuotaEntity, dict[str, float]] = field(default_factory=dict)
+    #: bumped by every change of acls, scram, quotas
+    acls_version: int = 0
+    scram_version: int = 0
+    quotas_version: int = 0
 
     def apply(self, index: int, record: MetadataRecord) -> None:
         """Apply the record at log ``index`` (indexes never go back; the records of one
@@ -74,6 +98,40 @@ class MetadataImage:
             topic = self.topics.get(record.name)
             if topic is not None:
                 topic.partitions.extend(record.partitions)
+        else:
+            self._apply_security(record)
+
+    def _apply_security(self, record: MetadataRecord) -> None:
+        if isinstance(record, AccessControlEntry):
+            self.acls = {**self.acls, record.id: record}
+            self.acls_version += 1
+        elif isinstance(record, RemoveAccessControlEntry):
+            if record.id in self.acls:
+                self.acls = {k: v for k, v in self.acls.items() if k != record.id}
+                self.acls_version += 1
+        elif isinstance(record, UserScramCredential):
+            user = {**self.scram.get(record.name, {}), record.mechanism: record}
+            self.scram = {**self.scram, record.name: user}
+            self.scram_version += 1
+        elif isinstance(record, RemoveUserScramCredential):
+            user = {m: c for m, c in self.scram.get(record.name, {}).items()
+                    if m != record.mechanism}
+            scram = {u: c for u, c in self.scram.items() if u != record.name}
+            if user:
+                scram[record.name] = user
+            self.scram = scram
+            self.scram_version += 1
+        elif isinstance(record, ClientQuota):
+            values = dict(self.quotas.get(record.entity, {}))
+            if record.remove:
+                values.pop(record.key, None)
+            else:
+                values[record.key] = float(record.value)
+            quotas = {e: v for e, v in self.quotas.items() if e != record.entity}
+            if values:
+                quotas[record.entity] = values
+            self.quotas = quotas
+            self.quotas_version += 1
 
     def live_brokers(self) -> list[int]:
         """Ids of registered, unfenced brokers, ascending."""

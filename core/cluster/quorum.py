@@ -60,11 +60,13 @@ class MetadataQuorum:
         self._out += self.raft.receive(message, now_ms)
         return self._sync(now_ms)
 
-    def submit(self, operation: Callable[[QuorumController], int], now_ms: int
+    def submit(self, operation: Callable[[QuorumController], int | None], now_ms: int
                ) -> tuple[int, int, Outbox]:
         """Run one controller operation (``lambda c: c.create_topic(...)``); returns the log
-        index and term to wait on (see ``outcome``). Raises ControllerError, NOT_CONTROLLER
-        when this node is not the active controller."""
+        index and term to wait on (see ``outcome``): an operation that appended nothing
+        (None) waits for this leader's log end, so its answer follows every decision made
+        before it. Raises ControllerError, NOT_CONTROLLER when this node is not the active
+        controller."""
         self._sync(now_ms)
         if self.controller is None:
             raise ControllerError(ErrorCode.NOT_CONTROLLER,
@@ -74,7 +76,14 @@ class MetadataQuorum:
             index = operation(self.controller)
         finally:
             self._flush()  # what the operation decided before failing still stands
+        if index is None:
+            index = self.raft.last_index
         return index, self.raft.term, self._sync(now_ms)
+
+    @property
+    def applied(self) -> int:
+        """The log index of the last committed entry applied to ``image``."""
+        return self._applied
 
     def outcome(self, index: int, term: int) -> str:
         """Whether the record appended at ``index`` in ``term`` is committed, or lost."""

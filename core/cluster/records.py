@@ -4,18 +4,27 @@
 the metadata log is small, so readability wins over size. The records of one controller
 decision (a fencing and the leader changes it causes) travel as one entry, a JSON array,
 so no node ever applies half of a decision.
+
+The cluster's security metadata travels the same way (KRaft's ``AccessControlEntryRecord``
+and ``RemoveAccessControlEntryRecord``, ``UserScramCredentialRecord`` and
+``RemoveUserScramCredentialRecord``, ``ClientQuotaRecord``), so every broker authorizes,
+authenticates and throttles from the same committed log. Byte fields (SCRAM salts and
+keys) are base64 in the JSON; no record ever holds a password or a salted password.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 __all__ = [
     "NO_LEADER",
+    "AccessControlEntry",
     "AddPartitions",
     "BrokerEndpoint",
+    "ClientQuota",
     "CreateTopic",
     "FenceBroker",
     "MetadataRecord",
@@ -23,8 +32,11 @@ __all__ = [
     "PartitionSpec",
     "RecordDecodeError",
     "RegisterBroker",
+    "RemoveAccessControlEntry",
     "RemoveTopic",
+    "RemoveUserScramCredential",
     "UnfenceBroker",
+    "UserScramCredential",
     "decode",
     "decode_batch",
     "encode",
@@ -114,17 +126,75 @@ class AddPartitions:
     partitions: tuple[PartitionSpec, ...]
 
 
+@dataclass(frozen=True)
+class AccessControlEntry:
+    """One ACL binding under the id the controller gave it (Kafka's
+    AccessControlEntryRecord); the enums are Kafka's wire codes (``core.broker.security.acl``)."""
+
+    id: str
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+@dataclass(frozen=True)
+class RemoveAccessControlEntry:
+    id: str
+
+
+@dataclass(frozen=True)
+class UserScramCredential:
+    """A user's credential for one mechanism (``SCRAM-SHA-256``/``-512``), set or replaced:
+    what the SCRAM server needs, never the password nor the salted password."""
+
+    name: str
+    mechanism: str
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+
+@dataclass(frozen=True)
+class RemoveUserScramCredential:
+    name: str
+    mechanism: str
+
+
+@dataclass(frozen=True)
+class ClientQuota:
+    """Set (or with ``remove``, remove) one quota key of an entity: sorted (entity type,
+    name) pairs, name None for the default entity, as ``core.broker.security.store``."""
+
+    entity: tuple[tuple[str, str | None], ...]
+    key: str
+    value: float
+    remove: bool = False
+
+
 MetadataRecord = (RegisterBroker | FenceBroker | UnfenceBroker | CreateTopic | PartitionChange
-                  | RemoveTopic | AddPartitions)
+                  | RemoveTopic | AddPartitions | AccessControlEntry | RemoveAccessControlEntry
+                  | UserScramCredential | RemoveUserScramCredential | ClientQuota)
 _TYPES: dict[str, type] = {cls.__name__: cls for cls in (
     RegisterBroker, FenceBroker, UnfenceBroker, CreateTopic, PartitionChange, RemoveTopic,
-    AddPartitions)}
+    AddPartitions, AccessControlEntry, RemoveAccessControlEntry, UserScramCredential,
+    RemoveUserScramCredential, ClientQuota)}
+
+
+def _bytes_as_text(value: object) -> str:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"{type(value).__name__} is not a metadata record field type")
 
 
 def encode(record: MetadataRecord) -> bytes:
     """The record as one Raft entry payload."""
     return json.dumps({"type": type(record).__name__, **asdict(record)},
-                      separators=(",", ":"), sort_keys=True).encode()
+                      separators=(",", ":"), sort_keys=True, default=_bytes_as_text).encode()
 
 
 def decode(data: bytes) -> MetadataRecord:
@@ -133,7 +203,7 @@ def decode(data: bytes) -> MetadataRecord:
         obj = json.loads(data)
         cls = _TYPES[obj.pop("type")]
         return _build(cls, obj)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # binascii.Error too
         raise RecordDecodeError(f"not a metadata record: {data[:80]!r} ({exc})") from None
 
 
@@ -145,6 +215,10 @@ def _build(cls: type, obj: dict[str, Any]) -> Any:
         value = obj[f.name]
         if f.name == "endpoints":
             value = tuple(BrokerEndpoint(**e) for e in value)
+        elif f.type == "bytes":
+            value = base64.b64decode(value, validate=True)
+        elif f.name == "entity":
+            value = tuple((str(t), None if n is None else str(n)) for t, n in value)
         elif f.name == "partitions":
             value = tuple(_build(PartitionSpec, p) for p in value)
         elif isinstance(value, list):

@@ -24,6 +24,7 @@ from core.cluster.image import MetadataImage
 from core.cluster.quorum import MetadataQuorum, Outcome
 from core.cluster.raft import FileRaftStorage, Message
 from core.cluster.records import BrokerEndpoint
+from core.cluster.security_control import security_operation
 from core.cluster.wire import (
     WireError,
     message_from_json,
@@ -137,6 +138,11 @@ class ClusterService:
         return self.quorum.image
 
     @property
+    def applied(self) -> int:
+        """The log index of the last committed entry applied to ``image``."""
+        return self.quorum.applied
+
+    @property
     def port(self) -> int:
         assert self._server is not None
         return self._server.sockets[0].getsockname()[1]
@@ -218,8 +224,9 @@ class ClusterService:
                                                              self.quorum.raft.leader_id)}
         if op == "fetch_log":
             return self._fetch_log(args)
+        detail: dict[str, Any] = {}  # a security operation's per-item results
         try:
-            operation = _operation(op, args, _now_ms())
+            operation = security_operation(op, args, detail) or _operation(op, args, _now_ms())
             index, term, out = self.quorum.submit(operation, _now_ms())
         except ControllerError as exc:
             return {"error_code": exc.code, "error_message": str(exc),
@@ -231,7 +238,7 @@ class ClusterService:
         while time.monotonic() < deadline:
             outcome = self.quorum.outcome(index, term)
             if outcome == Outcome.COMMITTED:
-                return {"error_code": 0, "result": {"index": index}}
+                return {"error_code": 0, "result": {"index": index, **detail}}
             if outcome == Outcome.LOST:
                 break
             await asyncio.sleep(0.005)

@@ -3,7 +3,8 @@
 Needs ALTER_CONFIGS on the cluster (CLUSTER_AUTHORIZATION_FAILED per entry). An entry with
 an unsupported entity type, key or value is INVALID_REQUEST with the reason; the others
 of the request are applied and stored before the answer. ``validate_only`` changes
-nothing.
+nothing. On a cluster node the active controller checks and commits the entries to the
+cluster metadata; the answer comes once this broker has applied them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from kafka.protocol.admin import AlterClientQuotasRequest, AlterClientQuotasResp
 from core.broker.admin_common import in_thread
 from core.broker.registry import handles
 from core.broker.security.access import AclOperation, client_quotas_refusal
+from core.broker.security.metadata_store import ControllerRefusal
 from core.broker.security.quotas import QuotaAlteration
 from core.broker.state import BrokerState, RequestContext
 from core.protocol.errors import ErrorCode
@@ -46,6 +48,12 @@ async def handle_alter_client_quotas(state: BrokerState, ctx: RequestContext
         QuotaAlteration(tuple((e.entity_type, e.entity_name) for e in entry.entity),
                         {op.key: (None if op.remove else op.value) for op in entry.ops})
         for entry in entries]
+    if state.metadata_security is not None:  # a cluster: the controller decides
+        try:
+            return answer(await state.metadata_security.alter_quotas(
+                alterations, request.validate_only))
+        except ControllerRefusal as exc:
+            return answer([(exc.code, str(exc))] * len(entries))
     problems = await in_thread(state, state.quotas.alter, alterations, request.validate_only)
     return answer([(ErrorCode.NONE, None) if p is None else (ErrorCode.INVALID_REQUEST, p)
                    for p in problems])

@@ -2,7 +2,9 @@
 
 Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED per creation otherwise). Without
 an authorizer every creation is SECURITY_DISABLED, as Kafka answers. An invalid binding
-is INVALID_REQUEST with the reason; the valid ones of the same request are stored.
+is INVALID_REQUEST with the reason; the valid ones of the same request are stored. On a
+cluster node they go to the active controller, which checks and commits them to the
+cluster metadata; the answer comes once this broker has applied them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from core.broker.security.acl import (
     ResourcePattern,
     ResourceType,
 )
+from core.broker.security.metadata_store import ControllerRefusal
 from core.broker.state import BrokerState, RequestContext
 from core.protocol.errors import ErrorCode
 
@@ -43,7 +46,7 @@ async def handle_create_acls(state: BrokerState, ctx: RequestContext) -> CreateA
     if not cluster_allowed(state, ctx, AclOperation.ALTER):
         return answer([(ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
                         "creating ACLs needs ALTER on the cluster")] * len(creations))
-    results: list[tuple[int, str | None]] = []
+    results: list[tuple[int, str | None] | None] = []  # None: valid, decided below
     valid: list[AclBinding] = []
     for c in creations:
         try:
@@ -57,7 +60,14 @@ async def handle_create_acls(state: BrokerState, ctx: RequestContext) -> CreateA
             results.append((ErrorCode.INVALID_REQUEST, f"invalid ACL: {exc}"))
             continue
         valid.append(binding)
-        results.append((ErrorCode.NONE, None))
-    if valid:
+        results.append(None)
+    decided: list[tuple[int, str | None]] = [(ErrorCode.NONE, None)] * len(valid)
+    if valid and state.metadata_security is not None:  # a cluster: the controller decides
+        try:
+            decided = await state.metadata_security.create_acls(valid)
+        except ControllerRefusal as exc:
+            decided = [(exc.code, str(exc))] * len(valid)
+    elif valid:
         await in_thread(state, state.authorizer.create, valid)  # writes the store
-    return answer(results)
+    outcomes = iter(decided)
+    return answer([r if r is not None else next(outcomes) for r in results])

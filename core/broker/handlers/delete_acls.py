@@ -1,7 +1,9 @@
 """DeleteAcls (key 31) v1-3: remove the ACL bindings matching each filter.
 
 Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED per filter). Each filter's
-result lists the bindings it removed. Without an authorizer: SECURITY_DISABLED.
+result lists the bindings it removed. Without an authorizer: SECURITY_DISABLED. On a
+cluster node the active controller removes them from the cluster metadata; the answer
+comes once this broker has applied the removal.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from core.broker.handlers.describe_acls import filter_from_request
 from core.broker.registry import handles
 from core.broker.security.access import AclOperation, cluster_allowed
 from core.broker.security.acl import AclBindingFilter, InvalidAclError
+from core.broker.security.metadata_store import ControllerRefusal
 from core.broker.state import BrokerState, RequestContext
 from core.protocol.errors import ErrorCode
 
@@ -46,14 +49,22 @@ async def handle_delete_acls(state: BrokerState, ctx: RequestContext) -> DeleteA
                 results.append(None)
             except InvalidAclError as exc:
                 results.append(failed(ErrorCode.INVALID_REQUEST, f"invalid ACL filter: {exc}"))
-    removed = iter(await in_thread(state, state.authorizer.delete, valid)
-                   if valid and state.authorizer is not None else [])
+    outcomes: list[tuple[int, str | None, list]] = []
+    if valid and state.metadata_security is not None:  # a cluster: the controller removes
+        try:
+            outcomes = await state.metadata_security.delete_acls(valid)
+        except ControllerRefusal as exc:
+            outcomes = [(exc.code, str(exc), [])] * len(valid)
+    elif valid and state.authorizer is not None:
+        outcomes = [(ErrorCode.NONE, None, acls)
+                    for acls in await in_thread(state, state.authorizer.delete, valid)]
+    removed = iter(outcomes)
     answered = []
     for result in results:
         if result is None:
-            acls = next(removed)
-            result = _FilterResult(version=version, error_code=ErrorCode.NONE,
-                                   error_message=None, matching_acls=[
+            code, message, acls = next(removed)
+            result = _FilterResult(version=version, error_code=code,
+                                   error_message=message, matching_acls=[
                 _Matching(version=version, error_code=ErrorCode.NONE, error_message=None,
                           resource_type=a.pattern.resource_type, resource_name=a.pattern.name,
                           pattern_type=a.pattern.pattern_type, principal=a.principal,

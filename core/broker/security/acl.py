@@ -143,6 +143,22 @@ class AclBindingFilter:
     operation: AclOperation = AclOperation.ANY
     permission: AclPermissionType = AclPermissionType.ANY
 
+    def to_json(self) -> dict[str, object]:
+        return {"resource_type": self.resource_type.name, "name": self.name,
+                "pattern_type": self.pattern_type.name, "principal": self.principal,
+                "host": self.host, "operation": self.operation.name,
+                "permission": self.permission.name}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> AclBindingFilter:
+        def text(key: str) -> str | None:
+            return None if data.get(key) is None else str(data[key])
+
+        return cls(ResourceType[str(data["resource_type"])], text("name"),
+                   PatternType[str(data["pattern_type"])], text("principal"), text("host"),
+                   AclOperation[str(data["operation"])],
+                   AclPermissionType[str(data["permission"])])
+
     def validate(self) -> None:
         if ResourceType.UNKNOWN in (self.resource_type,) or \
                 self.pattern_type == PatternType.UNKNOWN or \

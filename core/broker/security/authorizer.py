@@ -11,8 +11,12 @@ Enabled by ``authorizer.class.name`` (Kafka's class names are accepted, so a cop
    ``allow.everyone.if.no.acl.found`` is true, allow; else deny.
 
 A DENY ACL denies only its own operation (or every operation for ALL), as in Kafka.
-The ACLs live in an ``AclStore`` (the broker's metadata), changed under one lock and
-written before a change is answered. Safe from any thread.
+The ACLs live in an ``AclStore``: on a single node a file, changed here under one lock and
+written before a change is answered; on a cluster the committed metadata, changed through
+the controller, which the authorizer reloads whenever the store's ``acls_version`` moves.
+Until a cluster node has caught up with the metadata (version None) only super users are
+allowed, as Kafka's StandardAuthorizer refuses requests before its initial load: an empty
+ACL set must never pass for the real one. Safe from any thread.
 """
 
 from __future__ import annotations
@@ -69,7 +73,18 @@ class Authorizer:
         self._lock = threading.Lock()
         self._acls: tuple[AclBinding, ...] = ()
         self._by_type: dict[ResourceType, tuple[AclBinding, ...]] = {}
+        self._version = store.acls_version()
         self._set(store.load_acls())
+
+    def _refresh(self) -> bool:
+        """Reload the ACLs if the store changed behind this authorizer (the cluster
+        metadata); False while the store is not loaded yet."""
+        version = self._store.acls_version()
+        if version != self._version:
+            acls = self._store.load_acls() if version is not None else []
+            self._set(acls)
+            self._version = version  # after the load: a change meanwhile reloads again
+        return version is not None
 
     def _set(self, acls: Sequence[AclBinding]) -> None:
         """Replace the snapshot (readers see the old or the new one, never a mix)."""
@@ -86,6 +101,8 @@ class Authorizer:
         who = str(principal)
         if who in self.super_users:
             return True
+        if not self._refresh():
+            return False
         acls = self._by_type.get(resource_type, ())  # a snapshot; changes replace it
         found = False
         allowed = False
@@ -121,6 +138,8 @@ class Authorizer:
         who = str(principal)
         if who in self.super_users:
             return True
+        if not self._refresh():
+            return False
         acls = [a for a in self._acls if a.pattern.resource_type == resource_type
                 and a.principal in (who, WILDCARD_PRINCIPAL) and a.host in (host, WILDCARD)]
         for acl in acls:
@@ -138,6 +157,7 @@ class Authorizer:
     # ------------------------------------------------------------------ administration
 
     def acls(self, acl_filter: AclBindingFilter | None = None) -> list[AclBinding]:
+        self._refresh()
         acls = self._acls
         return [a for a in acls if acl_filter is None or acl_filter.matches(a)]
 

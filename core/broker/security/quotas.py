@@ -36,6 +36,8 @@ __all__ = [
     "QuotaAlteration",
     "QuotaFilter",
     "Rate",
+    "alteration_problem",
+    "make_entity",
 ]
 
 log = logging.getLogger(__name__)
@@ -109,7 +111,8 @@ class QuotaAlteration:
 
 def make_entity(pairs: Iterable[tuple[str, str | None]]) -> QuotaEntity:
     """Validate and sort an entity given as (type, name or None) pairs."""
-    entity = tuple(sorted(pairs))
+    # keyed so that a default (None) and a name of one type sort without comparing them
+    entity = tuple(sorted(pairs, key=lambda p: (p[0], p[1] is not None, p[1] or "")))
     types = [t for t, _ in entity]
     if not entity:
         raise InvalidQuotaError("a quota entity needs a user or a client-id")
@@ -132,14 +135,24 @@ class ClientQuotaManager:
         self.window_s = window_s
         self._clock = clock
         self._lock = threading.Lock()
+        self._version = store.quotas_version()
         self._quotas: dict[QuotaEntity, dict[str, float]] = store.load_quotas()
         self._rates: dict[tuple[str, str, str], Rate] = {}
         #: Seconds of throttling imposed, per quota key (for /metrics and tests).
         self.throttled_s: dict[str, float] = dict.fromkeys(QUOTA_KEYS, 0.0)
 
+    def _refresh(self) -> dict[QuotaEntity, dict[str, float]]:
+        """The quotas, reloaded if the store changed behind this manager (the cluster
+        metadata; none while it is not loaded yet)."""
+        version = self._store.quotas_version()
+        if version != self._version:
+            self._quotas = self._store.load_quotas() if version is not None else {}
+            self._version = version  # after the load: a change meanwhile reloads again
+        return self._quotas
+
     @property
     def active(self) -> bool:
-        return bool(self._quotas)
+        return bool(self._refresh())
 
     # ------------------------------------------------------------------ enforcement
 
@@ -153,7 +166,7 @@ class ClientQuotaManager:
                  ((u,), (user, "")), ((c, du), (user, client_id)),
                  ((dc, du), (user, client_id)), ((du,), (user, "")),
                  ((c,), ("", client_id)), ((dc,), ("", client_id)))
-        quotas = self._quotas
+        quotas = self._refresh()
         for entity, shared in order:
             value = quotas.get(entity, {}).get(key)
             if value is not None:
@@ -164,7 +177,7 @@ class ClientQuotaManager:
                now: float | None = None) -> float:
         """Record ``value`` (bytes, or request seconds x 100 for request_percentage)
         against the quota that applies; the throttle time in seconds (0: within it)."""
-        if not self._quotas:
+        if not self._refresh():
             return 0.0
         found = self.quota_for(user, client_id, key)
         if found is None:
@@ -212,7 +225,7 @@ class ClientQuotaManager:
         if len({f.entity_type for f in filters}) != len(filters):
             raise InvalidQuotaError("each entity type may be filtered once")
         result = []
-        for entity, values in sorted(self._quotas.items(), key=lambda e: repr(e[0])):
+        for entity, values in sorted(self._refresh().items(), key=lambda e: repr(e[0])):
             names = dict(entity)
             if strict and set(names) != {f.entity_type for f in filters}:
                 continue
@@ -224,20 +237,7 @@ class ClientQuotaManager:
               ) -> list[str | None]:
         """AlterClientQuotas: per entry, None or the reason it was refused. Valid entries
         are applied together and stored before returning (unless ``validate_only``)."""
-        problems: list[str | None] = []
-        for a in alterations:
-            try:
-                make_entity(a.entity)
-                for key, value in a.ops.items():
-                    if key not in QUOTA_KEYS:
-                        raise InvalidQuotaError(
-                            f"quota {key!r} is not supported (Ferry enforces "
-                            f"{', '.join(QUOTA_KEYS)})")
-                    if value is not None and not value > 0:
-                        raise InvalidQuotaError(f"quota {key} must be positive, got {value}")
-                problems.append(None)
-            except InvalidQuotaError as exc:
-                problems.append(str(exc))
+        problems = [alteration_problem(a) for a in alterations]
         if validate_only:
             return problems
         with self._lock:
@@ -260,6 +260,22 @@ class ClientQuotaManager:
                 log.info("client quotas of %s altered: %s", _entity_text(a.entity),
                          dict(a.ops))
         return problems
+
+
+def alteration_problem(alteration: QuotaAlteration) -> str | None:
+    """Why AlterClientQuotas refuses the entry (INVALID_REQUEST), or None: the check of
+    the single node and of the cluster's controller."""
+    try:
+        make_entity(alteration.entity)
+        for key, value in alteration.ops.items():
+            if key not in QUOTA_KEYS:
+                raise InvalidQuotaError(f"quota {key!r} is not supported (Ferry enforces "
+                                        f"{', '.join(QUOTA_KEYS)})")
+            if value is not None and not value > 0:
+                raise InvalidQuotaError(f"quota {key} must be positive, got {value}")
+    except InvalidQuotaError as exc:
+        return str(exc)
+    return None
 
 
 def _component_matches(f: QuotaFilter, names: dict[str, str | None]) -> bool:

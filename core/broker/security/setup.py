@@ -7,6 +7,7 @@ from pathlib import Path
 
 from core.broker.config import BrokerConfig, BrokerConfigError
 from core.broker.security.authorizer import Authorizer, parse_super_users
+from core.broker.security.metadata_store import MetadataSecurityStore
 from core.broker.security.quotas import ClientQuotaManager
 from core.broker.security.store import FileSecurityStore, SecurityStoreError
 
@@ -15,12 +16,14 @@ __all__ = ["open_security"]
 log = logging.getLogger(__name__)
 
 
-def open_security(config: BrokerConfig, data_dir: Path
+def open_security(config: BrokerConfig, data_dir: Path,
+                  store: MetadataSecurityStore | None = None
                   ) -> tuple[Authorizer | None, ClientQuotaManager]:
     """The authorizer (None without ``authorizer.class.name``) and the quota manager, over
-    the ACLs and quotas stored in ``data_dir``. Raises BrokerConfigError if they cannot be
-    read: serving without the stored ACLs would open what they close."""
-    store = FileSecurityStore(data_dir)
+    the ACLs and quotas stored in ``data_dir`` (a single node) or in the cluster metadata
+    (``store``, a cluster node). Raises BrokerConfigError if they cannot be read: serving
+    without the stored ACLs would open what they close."""
+    store = store if store is not None else FileSecurityStore(data_dir)
     try:
         quotas = ClientQuotaManager(store, samples=config.quota_window_num,
                                     window_s=float(config.quota_window_size_seconds))

@@ -1,10 +1,11 @@
 """Where the broker keeps its ACLs and client quotas: one small interface, one file store.
 
-Both belong to the cluster metadata. Today a node keeps them in its data directory
+Both belong to the cluster metadata. A single node keeps them in its data directory
 (``acls.json``, ``client-quotas.json``, each replaced atomically before a change is
-answered); the cluster metadata log can hold them later by implementing the same two
-protocols. A store that cannot be read stops the broker with a message naming the file:
-starting with no ACLs would open every topic.
+answered); a cluster node reads them from the committed metadata log
+(``core.broker.security.metadata_store``), where the controller changes them. A store that
+cannot be read stops the broker with a message naming the file: starting with no ACLs
+would open every topic.
 """
 
 from __future__ import annotations
@@ -38,11 +39,21 @@ class AclStore(Protocol):
 
     def save_acls(self, acls: Sequence[AclBinding]) -> None: ...
 
+    def acls_version(self) -> int | None:
+        """Changes whenever the ACLs change other than by ``save_acls`` (the cluster
+        metadata), so readers know to reload; None while not loaded yet. Cheap: asked
+        on every authorization."""
+        ...
+
 
 class QuotaStore(Protocol):
     def load_quotas(self) -> dict[QuotaEntity, dict[str, float]]: ...
 
     def save_quotas(self, quotas: dict[QuotaEntity, dict[str, float]]) -> None: ...
+
+    def quotas_version(self) -> int | None:
+        """As ``AclStore.acls_version``, for the quotas."""
+        ...
 
 
 class FileSecurityStore:
@@ -71,6 +82,12 @@ class FileSecurityStore:
             write_atomically(self.data_dir / name, text + "\n", mode=0o600)
         except OSError as exc:
             raise SecurityStoreError(f"cannot write {self.data_dir / name}: {exc}") from exc
+
+    def acls_version(self) -> int:
+        return 0  # only save_acls changes the file
+
+    def quotas_version(self) -> int:
+        return 0
 
     def load_acls(self) -> list[AclBinding]:
         entries = self._read(ACL_FILE) or []
