@@ -25,8 +25,11 @@ _TIMEOUT_MS = 30000
 def add_bootstrap_option(parser: argparse.ArgumentParser) -> None:
     """``--bootstrap-server``; ``--command-config`` comes with every command
     (``core.cli.options.add_command``)."""
-    parser.add_argument("--bootstrap-server", metavar="HOST:PORT", required=True,
-                        help="the broker to administer")
+    parser.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT...]",
+                        required=True,
+                        help="the broker to administer (a cluster: any of its brokers, or "
+                             "several, comma-separated; each forwards changes to the "
+                             "active controller)")
 
 
 def client_settings(settings: dict[str, str]) -> dict[str, Any]:
@@ -59,18 +62,28 @@ def send_admin_request(args: argparse.Namespace, request: Any) -> Any:
     from kafka.errors import KafkaError
 
     settings = client_settings(command_config(args))
-    host, _, port = args.bootstrap_server.rpartition(":")
-    if not host or not port.isdigit():
-        raise CliError(f"--bootstrap-server {args.bootstrap_server!r}: expected HOST:PORT")
-    try:  # fail at once, in one line, where nothing listens
-        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
-    except OSError as exc:
+    servers = [s.strip() for s in args.bootstrap_server.split(",") if s.strip()]
+    addresses = []
+    for server in servers or [args.bootstrap_server]:
+        host, _, port = server.rpartition(":")
+        if not host or not port.isdigit():
+            raise CliError(f"--bootstrap-server {server!r}: expected HOST:PORT")
+        addresses.append((host.strip("[]"), int(port)))
+    failure: OSError | None = None
+    for address in addresses:  # fail at once, in one line, where nothing listens
+        try:
+            socket.create_connection(address, timeout=10).close()
+            break
+        except OSError as exc:
+            failure = exc
+    else:
+        assert failure is not None
         raise CliError(f"cannot connect to {args.bootstrap_server}: "
-                       f"{exc.strerror or exc}") from None
+                       f"{failure.strerror or failure}") from None
     # kafka-python logs every retry; the command reports the outcome in one line.
     logging.getLogger("kafka").setLevel(logging.CRITICAL)
     try:
-        admin = KafkaAdminClient(bootstrap_servers=args.bootstrap_server,
+        admin = KafkaAdminClient(bootstrap_servers=servers,
                                  request_timeout_ms=_TIMEOUT_MS, **settings)
     except (KafkaError, ValueError, TypeError, OSError) as exc:
         raise CliError(f"cannot reach the broker at {args.bootstrap_server}: {exc}") from None
