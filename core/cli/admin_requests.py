@@ -12,14 +12,19 @@ from __future__ import annotations
 import argparse
 import logging
 import socket
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from core.cli.errors import CliError
 from core.cli.options import command_config
 
-__all__ = ["add_bootstrap_option", "check_error", "client_settings", "send_admin_request"]
+__all__ = ["add_bootstrap_option", "check_error", "client_settings", "retry_unreachable",
+           "send_admin_request"]
+
+T = TypeVar("T")
 
 _TIMEOUT_MS = 30000
+_ATTEMPTS = 3  # per request, when the chosen broker cannot be reached
 
 
 def add_bootstrap_option(parser: argparse.ArgumentParser) -> None:
@@ -87,13 +92,28 @@ def send_admin_request(args: argparse.Namespace, request: Any) -> Any:
                                  request_timeout_ms=_TIMEOUT_MS, **settings)
     except (KafkaError, ValueError, TypeError, OSError) as exc:
         raise CliError(f"cannot reach the broker at {args.bootstrap_server}: {exc}") from None
-    try:
-        return admin._manager.run(admin._manager.send, request)  # kafka-python's sender
+    try:  # kafka-python's sender, to the least loaded broker it knows
+        return retry_unreachable(lambda: admin._manager.run(admin._manager.send, request))
     except (KafkaError, OSError) as exc:
         raise CliError(f"{type(request).__name__} to {args.bootstrap_server} failed: "
                        f"{exc}") from None
     finally:
         admin.close()
+
+
+def retry_unreachable(call: Callable[[], T]) -> T:
+    """``call()`` (one request of a kafka-python admin client), again up to twice if the
+    broker it chose cannot be reached: a cluster's broker that just died stays in the
+    metadata for a session timeout, and the client then backs off from it and picks
+    another."""
+    from kafka.errors import KafkaConnectionError, NodeNotReadyError
+
+    for _ in range(_ATTEMPTS - 1):
+        try:
+            return call()
+        except (KafkaConnectionError, NodeNotReadyError):
+            continue
+    return call()
 
 
 def check_error(code: int, message: str | None) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from core.backends.errors import BackendError
+from core.cli.admin_requests import retry_unreachable
 from core.cli.errors import CliError
 from core.cli.options import add_command, command_config, resolve_log_url
 
@@ -79,7 +80,7 @@ def _with_admin(args: argparse.Namespace, call: Callable[[Any], T]) -> T:
 
     admin = _admin(args)
     try:
-        return call(admin)
+        return retry_unreachable(lambda: call(admin))
     except KafkaError as exc:
         raise CliError(f"the broker at {resolve_log_url(args)} refused: {exc}") from exc
     finally:

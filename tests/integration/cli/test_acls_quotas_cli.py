@@ -34,6 +34,17 @@ def test_mistakes_are_one_line(argv, message, capsys):
     assert message in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.parametrize("servers, message", [
+    ("{free},{free2}", "cannot connect to"),  # a cluster's brokers, none answering
+    ("{free},broker-without-port", "'broker-without-port': expected HOST:PORT"),
+])
+def test_several_bootstrap_brokers_are_checked_each(servers, message, capsys):
+    where = servers.format(free=f"127.0.0.1:{free_port()}", free2=f"127.0.0.1:{free_port()}")
+    assert ferry(["acls", "list", "--bootstrap-server", where]) == 1
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+
+
 def test_command_config_takes_kafka_client_settings(tmp_path: Path, capsys):
     settings = {"security.protocol": "sasl_plaintext", "sasl.mechanism": "PLAIN",
                 "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule "
