@@ -38,7 +38,7 @@ class InProcessBroker:
     """A broker serving ``tmp_path/data``; ``close()`` stops it and closes the storage."""
 
     def __init__(self, tmp_path: Path, settings: Mapping[str, object] | None = None, *,
-                 observability: Any = None) -> None:
+                 observability: Any = None, metadata_security: Any = None) -> None:
         self.config = BrokerConfig.parse(
             {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "1",
              **(settings or {})})
@@ -59,7 +59,8 @@ class InProcessBroker:
         async def run() -> None:
             await serve(self.config, self.manager, self.coordinator,
                         listen=Listener("127.0.0.1", 0), advertised=None, stop=self._stop,
-                        on_listening=ready, observability=observability)
+                        on_listening=ready, observability=observability,
+                        metadata_security=metadata_security)
 
         self._serving = asyncio.run_coroutine_threadsafe(run(), self.loop)
         if not listening.wait(TIMEOUT_S):
