@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.broker import event_loop
 from core.broker.acceptor import Acceptor
 from core.broker.config import BrokerConfig, BrokerConfigError
 from core.broker.connection import BrokerConnection, ConnectionLimits, close_worker_loops
@@ -378,7 +377,7 @@ def run_broker(config: BrokerConfig, data_dir: Path, listen: Listener,
     """
     observability = start_observability(metrics)
     try:
-        event_loop.run(_run(config, data_dir, listen, advertised, observability))
+        asyncio.run(_run(config, data_dir, listen, advertised, observability))
     finally:
         if observability is not None:
             observability.stop()

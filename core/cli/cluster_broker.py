@@ -16,7 +16,6 @@ import hashlib
 import logging
 from pathlib import Path
 
-from core.broker import event_loop
 from core.broker.config import BrokerConfig
 from core.broker.observability import BrokerObservability
 from core.broker.replication.groups import coordinate_groups, create_offsets_topic
@@ -55,7 +54,7 @@ def run_cluster_broker(config: BrokerConfig, cluster: ClusterConfig,
     Raises BrokerConfigError or StorageError."""
     observability = start_observability(metrics)
     try:
-        event_loop.run(_run(config, cluster, observability))
+        asyncio.run(_run(config, cluster, observability))
     finally:
         if observability is not None:
             observability.stop()

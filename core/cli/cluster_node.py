@@ -16,7 +16,6 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from core.broker import event_loop
 from core.broker.config import BrokerConfigError, load_config_file
 from core.cli.errors import CliError
 from core.cli.options import parse_key_values
@@ -41,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_config_file(args.config)
         settings.update(parse_key_values(args.override, "--override"))
         config = ClusterConfig.parse(settings)
-        event_loop.run(_run(config))
+        asyncio.run(_run(config))
     except (BrokerConfigError, ClusterConfigError, CliError, RaftStorageError, ValueError) as exc:
         print(f"cluster node: error: {exc}", file=sys.stderr)
         return 1

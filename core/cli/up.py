@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from core.backends.embedded_runtime import acquire_runtime, release_runtime
 from core.backends.translate import storage_errors
-from core.broker import event_loop
 from core.cli.broker import (
     DEFAULT_LISTEN,
     add_broker_config_options,
@@ -152,7 +151,7 @@ def _up(args: argparse.Namespace) -> int:
     except BrokerConfigError as exc:
         raise CliError(str(exc)) from exc
     try:
-        event_loop.run(_run(data_dir, config, listen, advertised, args, observability))
+        asyncio.run(_run(data_dir, config, listen, advertised, args, observability))
     except BrokerConfigError as exc:
         raise CliError(str(exc)) from exc
     finally:

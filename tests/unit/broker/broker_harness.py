@@ -17,7 +17,6 @@ from kafka.protocol.producer import ProduceRequest
 from kafka_wire import TIMEOUT_S, WireClient
 
 from core.broker.config import BrokerConfig
-from core.broker.event_loop import loop_factory
 from core.broker.server import BrokerServer, Listener, open_storage, serve
 from core.log.records import encode_batch
 
@@ -46,7 +45,7 @@ class InProcessBroker:
         self.data_dir = tmp_path / "data"
         self.manager, self.coordinator = open_storage(self.config, self.data_dir,
                                                       {"command": "test"})
-        self.loop = loop_factory()[1]()  # the event loop the broker itself runs on
+        self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self._thread.start()
         self._stop = asyncio.Event()
