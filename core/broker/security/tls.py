@@ -116,7 +116,6 @@ class TlsContext:
         if self._trust_inline:
             context.load_verify_locations(cadata=self._trust_inline)
         context.verify_mode = _CLIENT_AUTH[self.client_auth]
-        context.sslobject_class = _RecordReader
         return context
 
     def maybe_reload(self, settings: Mapping[str, str] | None = None) -> bool:
@@ -147,27 +146,6 @@ class TlsContext:
             return False
         log.info("listener %s: TLS certificates reloaded", self.listener)
         return True
-
-
-class _RecordReader(ssl.SSLObject):
-    """The TLS state of one connection, as the event loop's SSL transport drives it, with
-    ``read``, ``pending`` and ``write`` bound straight to OpenSSL's methods.
-
-    The transport calls ``read`` and ``pending`` once per TLS record, and librdkafka sends
-    a produce request in records of about 2 KB (one per segment of its request buffer):
-    about one call of each per produced 1 KiB record. ``ssl.SSLObject`` wraps each in a
-    Python method that only forwards its arguments; skipping that frame is most of what
-    the Python side of TLS costs the broker. Both event loops call these with the
-    arguments the OpenSSL methods take (``read(size)`` or ``read(size, buffer)``).
-    """
-
-    @classmethod
-    def _create(cls, *args: object, **kwargs: object) -> _RecordReader:
-        tls = super()._create(*args, **kwargs)
-        tls.read = tls._sslobj.read  # type: ignore[method-assign]
-        tls.pending = tls._sslobj.pending  # type: ignore[method-assign]
-        tls.write = tls._sslobj.write  # type: ignore[method-assign]
-        return tls
 
 
 def _ssl_settings(settings: Mapping[str, str], listener: str) -> dict[str, str]:

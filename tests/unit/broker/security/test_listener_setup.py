@@ -104,34 +104,3 @@ def test_encrypted_key_with_ssl_key_password(certs, tmp_path):
     with pytest.raises(BrokerConfigError) as wrong:
         TlsContext({"ssl.keystore.location": str(store), "ssl.key.password": "nope"}, "SSL")
     assert wrong.value.key == "ssl.keystore.location" and "nope" not in str(wrong.value)
-
-
-def test_tls_objects_call_openssl_directly(certs):
-    """The listener's SSL objects forward read/pending/write to OpenSSL without a Python
-    frame, with the arguments both event loops' SSL transports pass (memory BIOs, as the
-    transports drive them)."""
-    import contextlib
-    import ssl
-
-    server_context = TlsContext({"ssl.keystore.location": str(certs.server)}, "SSL").context
-    client_context = ssl.create_default_context(cafile=str(certs.ca))
-    client_context.check_hostname = False
-    to_server, to_client = ssl.MemoryBIO(), ssl.MemoryBIO()
-    server = server_context.wrap_bio(to_server, to_client, server_side=True)
-    client = client_context.wrap_bio(to_client, to_server)
-    assert type(server.read).__name__ == "builtin_function_or_method"
-    assert type(server.pending).__name__ == "builtin_function_or_method"
-    for _ in range(10):  # the handshake, one flight at a time
-        for side in (client, server):
-            with contextlib.suppress(ssl.SSLWantReadError):
-                side.do_handshake()
-    assert server.version() == "TLSv1.3"
-    assert client.write(b"x" * 5000) == 5000
-    into, got = bytearray(8192), 0
-    while got < 5000:  # into the protocol's buffer, a TLS record at a time
-        got += server.read(len(into) - got, memoryview(into)[got:])
-    assert bytes(into[:got]) == b"x" * 5000 and server.pending() == 0
-    with pytest.raises(ssl.SSLWantReadError):  # nothing left: the transports' loop end
-        server.read(100)
-    assert server.write(b"answer") == 6
-    assert client.read(100) == b"answer"
