@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from core.broker.connection_quotas import ConnectionQuotas
 from core.broker.log_limit import RateLimitedLog
@@ -122,7 +122,8 @@ class BrokerConnection(asyncio.BufferedProtocol):
     # ------------------------------------------------------------------ asyncio callbacks
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
+        # a stream transport, though uvloop's do not subclass asyncio.Transport
+        transport = cast(asyncio.Transport, transport)
         self._transport = transport
         transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
         peer = transport.get_extra_info("peername")
