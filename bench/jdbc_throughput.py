@@ -21,12 +21,18 @@ of five columns (``id bigint`` primary key, ``name text``, ``qty integer``,
 * **source**: ``JdbcSourceTask.poll`` in ``incrementing`` mode (``batch.max.rows=--batch``)
   until it has returned every row as a ``SourceRecord`` with a struct value.
 * **limit, plain SELECT**: a psycopg server-side cursor streaming
-  ``SELECT * FROM t ORDER BY id`` in ``fetchmany(--batch)`` calls.
+  ``SELECT * FROM t ORDER BY id`` in ``fetchmany(--batch)`` calls (the source's own
+  access pattern: one FETCH per batch).
+* **other limit, chunked stream**: the same SELECT through ``cursor.stream(size=--batch)``
+  (libpq >= 17), where the server does not wait for the client between batches.
 
 With ``--source-breakdown`` each repeat also splits the source's CPU time per row, in
 the same process: fetching the rows through SQLAlchemy's result (Row objects) and straight
-from its DBAPI cursor, then ``Struct.from_values`` and ``SourceRecord(...)`` over the
-fetched rows, and the source's own generated batch builder (both together).
+from its DBAPI cursor, then ``Struct.from_rows``, the offset maps and ``SourceRecord.many``
+over the fetched rows, and the source's own generated batch builder (all together).
+With ``--end-to-end`` each repeat also gives the CPU per row of the worker's steps for
+those records: ``poll``, the JsonConverter with schemas (key and value), and the append
+to an embedded log.
 
 The ratios printed (sink / executemany, source / SELECT) are what the issue's targets
 are about (>= 30% and >= 50%). The process uses the gc thresholds a Connect worker sets
@@ -181,6 +187,19 @@ def run_select(pg: PostgresProcess, n: int, batch: int) -> float:
         return time.perf_counter() - started
 
 
+def run_stream(pg: PostgresProcess, n: int, batch: int) -> float:
+    """The same rows through a client-side cursor in libpq's chunked-rows mode: the server
+    sends the result without waiting for a FETCH per batch, so its work overlaps the
+    client's (psycopg >= 3.2 with libpq >= 17)."""
+    with psycopg.connect(pg.dsn()) as conn:
+        started = time.perf_counter()
+        seen = 0
+        for _ in conn.cursor().stream("SELECT * FROM sink_t ORDER BY id", size=batch):
+            seen += 1
+        assert seen == n, seen
+        return time.perf_counter() - started
+
+
 def source_breakdown(pg: PostgresProcess, n: int, batch: int) -> dict[str, float]:
     """CPU microseconds (this process's) per row of each part of the source's work (see
     the docstring): CPU time, because on a shared machine wall time mostly measures the
@@ -217,12 +236,12 @@ def source_breakdown(pg: PostgresProcess, n: int, batch: int) -> dict[str, float
                           inc_needs_int=False)
     value = Struct.from_values(SCHEMA, batches[0][0], validate=False)
     parts = {
-        "Struct.from_values": lambda rows: [Struct.from_values(SCHEMA, r, validate=False)
-                                            for r in rows],
-        "SourceRecord(...)": lambda rows: [SourceRecord(
-            topic="bench", value_schema=SCHEMA, value=value, source_partition=partition,
-            source_offset={"incrementing": r[0]}) for r in rows],
-        "batch builder (both)": lambda rows: build(rows, None),
+        "Struct.from_rows": lambda rows: Struct.from_rows(SCHEMA, rows),
+        "offset maps": lambda rows: [{"incrementing": r[0]} for r in rows],
+        "SourceRecord.many": lambda rows: SourceRecord.many(
+            [value] * len(rows), [None] * len(rows), topic="bench", value_schema=SCHEMA,
+            source_partition=partition),
+        "batch builder (all)": lambda rows: build(rows, None),
     }
     for name, part in parts.items():
         started = time.process_time()
@@ -234,6 +253,57 @@ def source_breakdown(pg: PostgresProcess, n: int, batch: int) -> dict[str, float
     return out
 
 
+def source_end_to_end(pg: PostgresProcess, n: int, batch: int) -> dict[str, float]:
+    """CPU microseconds per row of the worker's steps for the source's records: ``poll``,
+    the converters as the worker calls them (JsonConverter, ``schemas.enable=true``, for
+    key and value; SimpleHeaderConverter), and the append to an embedded log
+    (``core.backends.embedded``)."""
+    import tempfile
+
+    from connect.converters.header import SimpleHeaderConverter
+    from connect.converters.json import JsonConverter
+    from core.backends import ProducerRecord
+    from core.backends.embedded import EmbeddedBackend
+
+    key_conv, value_conv, header_conv = JsonConverter(), JsonConverter(), \
+        SimpleHeaderConverter()
+    key_conv.configure({"schemas.enable": "true"}, True)
+    value_conv.configure({"schemas.enable": "true"}, False)
+    props = {"connection.url": pg.url(), "mode": "incrementing",
+             "incrementing.column.name": "id", "batch.max.rows": str(batch),
+             "poll.interval.ms": "60000", "tables": json.dumps([["public", "sink_t"]])}
+    task = JdbcSourceTask()
+    task.initialize(Context(props))  # type: ignore[arg-type]
+    task.start(props)
+    spent = {"poll": 0.0, "converters": 0.0, "log append": 0.0}
+    with tempfile.TemporaryDirectory() as log_dir:
+        backend = EmbeddedBackend(log_dir)
+        backend.create_topic("sink_t", 1)
+        seen = 0
+        while seen < n:
+            t0 = time.process_time()
+            records = task.poll() or []
+            t1 = time.process_time()
+            produced = []
+            for r in records:
+                raw = [(h.key, header_conv.from_connect_header(r.topic, h.key, h.schema,
+                                                               h.value)) for h in r.headers]
+                produced.append(ProducerRecord(
+                    key_conv.from_connect_data(r.topic, r.key_schema, r.key, raw),
+                    value_conv.from_connect_data(r.topic, r.value_schema, r.value, raw),
+                    raw, r.timestamp, r.kafka_partition))
+            t2 = time.process_time()
+            backend.produce("sink_t", produced)
+            t3 = time.process_time()
+            spent["poll"] += t1 - t0
+            spent["converters"] += t2 - t1
+            spent["log append"] += t3 - t2
+            seen += len(records)
+        backend.close()
+    task.stop()
+    return {name: cpu / n * 1e6 for name, cpu in spent.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -241,6 +311,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--default-gc", action="store_true")
     parser.add_argument("--source-breakdown", action="store_true")
+    parser.add_argument("--end-to-end", action="store_true")
     args = parser.parse_args()
     if not args.default_gc:
         tune_gc_for_record_streams()
@@ -262,6 +333,7 @@ def main() -> None:
             copy = run_copy(pg, first)
             source = run_source(pg, n, batch)
             select = run_select(pg, n, batch)
+            stream = run_stream(pg, n, batch) if psycopg.pq.version() >= 170000 else None
             print(f"repeat {repeat}: {n:,} rows, batch {batch}")
             print(f"  sink upsert     {2 * n / sink:>12,.0f} rows/s")
             print(f"  executemany     {2 * n / many:>12,.0f} rows/s   sink/executemany = "
@@ -270,9 +342,16 @@ def main() -> None:
             print(f"  source          {n / source:>12,.0f} rows/s")
             print(f"  plain SELECT    {n / select:>12,.0f} rows/s   source/SELECT = "
                   f"{select / source:.0%}", flush=True)
+            if stream is not None:
+                print(f"  chunked stream  {n / stream:>12,.0f} rows/s   source/stream = "
+                      f"{stream / source:.0%}", flush=True)
             if args.source_breakdown:
                 parts = source_breakdown(pg, n, batch)
                 print("  source CPU per row: " + ", ".join(
+                    f"{name} {us:.2f} us" for name, us in parts.items()), flush=True)
+            if args.end_to_end:
+                parts = source_end_to_end(pg, n, batch)
+                print("  source end to end, CPU per row: " + ", ".join(
                     f"{name} {us:.2f} us" for name, us in parts.items()), flush=True)
     finally:
         pg.close()
