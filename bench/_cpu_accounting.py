@@ -70,3 +70,23 @@ def timed(server_pid: int, run: Callable[[], float]) -> Timed:
     client = client_cpu_s() - client0
     other = machine_busy_s() - busy0 - server - client
     return Timed(seconds, window, server / window, client / window, max(0.0, other) / window)
+
+
+def session_cpu_s(session_id: int) -> float:
+    """CPU seconds so far of the live processes of session ``session_id`` (a server started
+    with ``start_new_session``: its postmaster and its backends; Linux /proc, NaN
+    elsewhere). A process that has exited no longer counts: read before closing."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return math.nan
+    ticks = 0
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[3]) == session_id:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
