@@ -36,7 +36,7 @@ to an embedded log.
 
 The ratios printed (sink / executemany, source / SELECT) are what the issue's targets
 are about (>= 30% and >= 50%). The reads' ratios are also given by CPU time, this
-process's plus the server's (its session's processes, from /proc): on a shared machine
+process's plus the server's (its client backends, from /proc): on a shared machine
 wall time mostly measures the other processes. The process uses the gc thresholds a
 Connect worker sets (``connect.runtime.process_tuning``) unless ``--default-gc`` is
 given, and the sink's
@@ -62,7 +62,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import psycopg  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
-from _cpu_accounting import session_cpu_s  # noqa: E402
+from _cpu_accounting import backend_ticks, backends_cpu_s  # noqa: E402
 from postgres_process import PostgresProcess  # noqa: E402
 
 from connect.api import (  # noqa: E402
@@ -108,13 +108,13 @@ class Meter:
     connection: a backend's CPU counts only while it runs)."""
 
     def __init__(self, pg: PostgresProcess) -> None:
-        self._sid = pg.proc.pid  # type: ignore[union-attr]  # the server's session
+        self._pid = pg.proc.pid  # type: ignore[union-attr]  # the postmaster
         self._wall, self._client = time.perf_counter(), time.process_time()
-        self._server = session_cpu_s(self._sid)
+        self._server = backend_ticks(self._pid)
 
     def stop(self) -> Cost:
         return Cost(time.perf_counter() - self._wall, time.process_time() - self._client,
-                    session_cpu_s(self._sid) - self._server)
+                    backends_cpu_s(self._server, backend_ticks(self._pid)))
 
 
 def tuples(n: int, generation: int) -> list[tuple]:
