@@ -70,3 +70,35 @@ def timed(server_pid: int, run: Callable[[], float]) -> Timed:
     client = client_cpu_s() - client0
     other = machine_busy_s() - busy0 - server - client
     return Timed(seconds, window, server / window, client / window, max(0.0, other) / window)
+
+
+def backend_ticks(postmaster: int) -> dict[int, int]:
+    """CPU clock ticks so far of each client backend of a PostgreSQL server (children of
+    ``postmaster`` whose process title names a TCP client; Linux /proc, empty elsewhere).
+    The server's CPU for a read is the growth of these between two snapshots: background
+    workers (autovacuum, checkpointer) are left out, and a backend that has exited no
+    longer counts, so take the second snapshot before closing the connection."""
+    out: dict[int, int] = {}
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return out
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) != postmaster:
+                continue
+            title = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):  # gone meanwhile
+            continue
+        if b"127.0.0.1(" in title:
+            out[int(entry.name)] = int(fields[11]) + int(fields[12])
+    return out
+
+
+def backends_cpu_s(before: dict[int, int], after: dict[int, int]) -> float:
+    """CPU seconds the client backends used between two ``backend_ticks`` snapshots
+    (all of a backend's CPU if it started in between)."""
+    ticks = sum(t - before.get(pid, 0) for pid, t in after.items())
+    return ticks / os.sysconf("SC_CLK_TCK")

@@ -149,6 +149,32 @@ class SourceRecord(ConnectRecord):
             "headers": headers if type(headers) is Headers else _headers(headers),
             "source_partition": source_partition, "source_offset": source_offset})
 
+    @staticmethod
+    def many(values: Iterable[Any], source_offsets: Iterable[Mapping[str, Any] | None],
+             *, topic: str, value_schema: Schema | None,
+             source_partition: Mapping[str, Any] | None,
+             kafka_partition: int | None = None) -> list[SourceRecord]:
+        """One record per value, paired with ``source_offsets`` in order (equal lengths),
+        all with the same topic, value schema, source partition and no key, timestamp
+        or headers: what a source reading a batch of rows from one table builds.
+
+        Equal to constructing each record with keywords, at half the cost: the
+        keyword call per record was most of a record's price (``bench/jdbc_throughput.py``).
+        """
+        topic = topic if type(topic) is str else _topic(topic)
+        new, set_dict = object.__new__, object.__setattr__
+        out: list[SourceRecord] = []
+        append = out.append
+        for value, offset in zip(values, source_offsets, strict=True):
+            record = new(SourceRecord)
+            set_dict(record, "__dict__", {
+                "topic": topic, "kafka_partition": kafka_partition, "key_schema": None,
+                "key": None, "value_schema": value_schema, "value": value,
+                "timestamp": None, "headers": Headers(),
+                "source_partition": source_partition, "source_offset": offset})
+            append(record)
+        return out
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True, init=False)
 class SinkRecord(ConnectRecord):

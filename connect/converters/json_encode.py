@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connect.api.data import Date, Decimal, Schema, Struct, Time, Timestamp, Type
+from connect.api.data.logical_values import decimal_to_bytes, timestamp_to_millis
 from connect.api.errors import DataError
 from connect.converters.java_number import format_double, format_float
 from connect.converters.json_schema import quote
@@ -181,6 +182,10 @@ class JsonEncoder:
 
     def _decimal_encoder(self, schema: Schema, on_null: _OnNull) -> Encode:
         numeric = self._decimal_numeric
+        try:
+            scale: int | None = Decimal.scale(schema)
+        except DataError:
+            scale = None  # raised per value, by from_logical
 
         def encode(value: Any) -> str:
             if not isinstance(value, decimal.Decimal):
@@ -190,7 +195,8 @@ class JsonEncoder:
                     f"Invalid type for Decimal, expected decimal.Decimal but was "
                     f"{type(value).__name__}"
                 )
-            encoded = Decimal.from_logical(schema, value)
+            encoded = (Decimal.from_logical(schema, value) if scale is None
+                       else decimal_to_bytes(value, scale))
             if not numeric:
                 return _base64(encoded)
             # Written at the schema's scale, as BigDecimal.toString writes Kafka's value
@@ -201,6 +207,14 @@ class JsonEncoder:
 
     def _temporal_encoder(self, schema: Schema, on_null: _OnNull) -> Encode:
         to_int = _TEMPORAL[schema.name]  # type: ignore[index]
+        if schema.name == Timestamp.LOGICAL_NAME:
+            # The schema is known to be a Timestamp: no logical-name check per value.
+            def encode_timestamp(value: Any) -> str:
+                if value is None:
+                    return on_null()
+                return str(timestamp_to_millis(value))
+
+            return encode_timestamp
 
         def encode(value: Any) -> str:
             if value is None:

@@ -1,16 +1,18 @@
 """Result rows -> ``SourceRecord``s, the source's hot path (see the JDBC benchmark).
 
-Per query, a function is generated that turns a fetched batch of rows into records in
-one list comprehension: each struct value is one expression per field, calling a
-conversion only where the column needs one, and the row itself when no column needs
-one; the ``incrementing`` offset is read inline. A loop over the columns per row, or a
-function call per row, costs more than the rest of a row's handling besides the record
-constructor itself.
+Per query, a function is generated that turns a fetched batch of rows into records with
+a few calls per batch and none per row besides the columns' conversions: the struct
+values (one expression per field, calling a conversion only where the column needs one,
+and the row itself when no column needs one), the ``incrementing`` offsets read inline,
+then ``Struct.from_rows`` and ``SourceRecord.many``. A loop over the columns per row, or
+a Python call per row (a record's keyword constructor), costs more than the rest of a
+row's handling.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from connect.api import Schema, SourceRecord, Struct
@@ -34,27 +36,22 @@ def batch_builder(*, topic: str, schema: Schema, partition: Mapping[str, Any],
     ``{"incrementing": row[inc_index]}`` (none if ``inc_index`` < 0), otherwise the
     caller passes one offset per row."""
     if list(indexes) == list(range(width)) and all(c is identity for c in converts):
-        values = "row"  # Struct.from_values copies it into a list of its own
+        values = "rows"  # Struct.from_rows copies each row into a list of its own
     else:
         parts = [f"row[{j}]" if convert is identity else f"c[{n}](row[{j}])"
                  for n, (j, convert) in enumerate(zip(indexes, converts, strict=True))]
-        values = f"[{', '.join(parts)}]"
+        values = f"[({', '.join(parts)},) for row in rows]"
     if not inline_offsets:
-        offset, source = "offset", "zip(rows, offsets)"
-        target = "row, offset"
+        offsets = "offsets"
+    elif inc_index < 0:
+        offsets = "repeat(None, len(rows))"
     else:
-        source, target = "rows", "row"
-        if inc_index < 0:
-            offset = "None"
-        else:
-            read = f"int(row[{inc_index}])" if inc_needs_int else f"row[{inc_index}]"
-            offset = f"{{{INCREMENTING!r}: {read}}}"
-    code = (f"lambda rows, offsets=None: [record(topic=topic, value_schema=schema, "
-            f"value=from_values(schema, {values}, validate=False), "
-            f"source_partition=partition, source_offset={offset}) "
-            f"for {target} in {source}]")
+        read = f"int(row[{inc_index}])" if inc_needs_int else f"row[{inc_index}]"
+        offsets = f"[{{{INCREMENTING!r}: {read}}} for row in rows]"
+    code = (f"lambda rows, offsets=None: many(from_rows(schema, {values}), {offsets}, "
+            f"topic=topic, value_schema=schema, source_partition=partition)")
     # The code holds only integer indexes and a constant key: nothing from the database
     # or the config reaches it.
-    scope = {"record": SourceRecord, "from_values": Struct.from_values, "topic": topic,
-             "schema": schema, "partition": partition, "c": list(converts)}
+    scope = {"many": SourceRecord.many, "from_rows": Struct.from_rows, "repeat": repeat,
+             "topic": topic, "schema": schema, "partition": partition, "c": list(converts)}
     return eval(code, scope)  # type: ignore[no-any-return]

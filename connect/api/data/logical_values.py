@@ -44,6 +44,11 @@ _ONE_MS = dt.timedelta(milliseconds=1)
 # A bound on the digits a decimal may be scaled by: 10**shift is computed exactly, and an
 # exponent such as 1E999999999 would otherwise exhaust memory.
 _MAX_SCALE_SHIFT = 10_000
+# Scaling by a power of ten in this context is exact (decimal's default context rounds
+# to 28 digits).
+_EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX,
+                         Emin=decimal.MIN_EMIN, traps=[])
+_EPOCH_NAIVE = dt.datetime(1970, 1, 1)
 
 
 def decimal_scale(parameters: Mapping[str, str] | None) -> int:
@@ -70,6 +75,14 @@ def unscaled_decimal(value: decimal.Decimal, scale: int) -> int:
         raise DataError(f"expected decimal.Decimal, got {type(value).__name__}")
     if not value.is_finite():
         raise DataError(f"Decimal {value} is not finite; Connect decimals are finite numbers")
+    if value.adjusted() + scale <= _MAX_SCALE_SHIFT:
+        # The common case without taking the digits apart: scaleb only moves the
+        # exponent, and _EXACT never rounds; a value with fractional digits left after
+        # scaling takes the path below, which raises.
+        scaled = value.scaleb(scale, _EXACT)
+        unscaled = int(scaled)
+        if unscaled == scaled:
+            return unscaled
     sign, digits, exponent = value.as_tuple()
     assert isinstance(exponent, int)  # finite decimals have an integer exponent
     coefficient = int("".join(map(str, digits)))
@@ -158,6 +171,8 @@ def millis_to_time(millis: int) -> dt.time:
 def timestamp_to_millis(value: dt.datetime) -> int:
     """Milliseconds since the epoch. A naive datetime is read as UTC (Connect timestamps
     carry no zone); sub-millisecond digits are truncated towards the past."""
+    if type(value) is dt.datetime and value.tzinfo is None:
+        return (value - _EPOCH_NAIVE) // _ONE_MS  # as below, one step fewer
     if not isinstance(value, dt.datetime):
         raise DataError(f"expected datetime.datetime, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:

@@ -24,7 +24,7 @@ values, and a struct value is checked by validating the struct.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from connect.api.data import logical_values as lv
@@ -266,6 +266,30 @@ class Struct:
         struct._schema = schema
         struct._values = list(values)
         return struct
+
+    @classmethod
+    def from_rows(cls, schema: Schema, rows: Iterable[Sequence[Any]]) -> list[Struct]:
+        """One struct per row of values, as ``from_values(schema, row, validate=False)``
+        makes it (the values are trusted, their number is checked).
+
+        For sources that turn a batch of rows into structs: one call per batch instead
+        of one per row, which was almost half of a row's struct (0.18 against 0.32 us,
+        ``bench/jdbc_throughput.py --source-breakdown``)."""
+        if type(schema) is not Schema or schema._type is not Type.STRUCT:
+            raise DataError(f"Struct needs a STRUCT schema, got {schema!r}")
+        width = len(schema._fields)
+        new = object.__new__
+        out: list[Struct] = []
+        append = out.append
+        for values in rows:
+            if len(values) != width:
+                raise DataError(f"{len(values)} values given for a struct of "
+                                f"{width} fields")
+            struct = new(cls)
+            struct._schema = schema
+            struct._values = list(values)
+            append(struct)
+        return out
 
     def put(self, field: str | Field, value: Any) -> Struct:
         """Set a field (by name or ``Field``) after validating the value; returns self."""

@@ -164,3 +164,30 @@ def test_timestamp_out_of_range_and_wrong_types():
         Timestamp.to_logical(Timestamp.SCHEMA, True)
     with pytest.raises(DataError, match=r"expected datetime\.datetime"):
         Timestamp.from_logical(Timestamp.SCHEMA, 1_000)
+
+
+@given(coefficient=st.integers(-(10**45), 10**45), exponent=st.integers(-50, 50),
+       scale=st.integers(-5, 40))
+def test_decimal_encoding_is_exact_for_any_exponent(coefficient, exponent, scale):
+    # Whatever the value's own exponent (trailing zeros, more digits than the default
+    # context's 28): the unscaled integer or a refusal, never a rounded value.
+    value = decimal.Decimal(coefficient).scaleb(exponent, decimal.Context(prec=100))
+    shift = exponent + scale
+    schema = Decimal.schema(scale)
+    if shift < 0 and coefficient % 10**-shift:
+        with pytest.raises(DataError, match="more fractional digits"):
+            Decimal.from_logical(schema, value)
+        return
+    expected = coefficient * 10**shift if shift >= 0 else coefficient // 10**-shift
+    encoded = Decimal.from_logical(schema, value)
+    assert int.from_bytes(encoded, "big", signed=True) == expected
+
+
+@given(value=st.datetimes(), zone=st.sampled_from([None, UTC, dt.timezone(
+    dt.timedelta(hours=-7, minutes=-30))]))
+def test_timestamp_of_naive_and_aware_datetimes(value, zone):
+    # A naive datetime is UTC; an aware one is converted; both truncate towards the past.
+    instant = value.replace(tzinfo=zone or UTC)
+    micros = (instant - dt.datetime(1970, 1, 1, tzinfo=UTC)) // dt.timedelta(microseconds=1)
+    assert Timestamp.from_logical(Timestamp.SCHEMA, value.replace(tzinfo=zone)) == \
+        micros // 1000

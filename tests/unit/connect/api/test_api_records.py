@@ -168,3 +168,36 @@ def test_dataclass_subclasses_of_records_are_still_checked():
     assert isinstance(tagged.headers, Headers) and tagged.tag == "y"
     with pytest.raises(DataError, match="topic"):
         Tagged(topic=1, kafka_partition=1, kafka_offset=2)  # type: ignore[arg-type]
+
+
+def test_source_records_built_many_at_once_equal_keyword_built_ones():
+    schema = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).field(
+        "name", Schema.OPTIONAL_STRING_SCHEMA).build()
+    part = {"table": "t"}
+    rows = [(1, "a"), [2, None]]
+    structs = Struct.from_rows(schema, rows)
+    assert structs == [Struct.from_values(schema, list(r)) for r in rows]
+    rows[1][1] = "changed"  # each struct has a list of its own
+    assert structs[1].get("name") is None
+    offsets = [{"n": 1}, None]
+    many = SourceRecord.many(structs, offsets, topic="db-t", value_schema=schema,
+                             source_partition=part, kafka_partition=2)
+    assert many == [SourceRecord(topic="db-t", kafka_partition=2, value_schema=schema,
+                                 value=s, source_partition=part, source_offset=o)
+                    for s, o in zip(structs, offsets, strict=True)]
+    assert type(many[0]) is SourceRecord and many[0].source_partition is part
+    assert many[0].headers is not many[1].headers
+    many[0].headers.add_string("h", "v")  # headers stay mutable per record
+    assert not many[1].headers
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        many[0].topic = "x"  # type: ignore[misc]
+    with pytest.raises(ValueError):
+        SourceRecord.many(structs, [None], topic="t", value_schema=schema,
+                          source_partition=part)
+    with pytest.raises(DataError, match="topic"):
+        SourceRecord.many([], [], topic=None, value_schema=None,  # type: ignore[arg-type]
+                          source_partition=None)
+    with pytest.raises(DataError, match="1 values given for a struct of 2 fields"):
+        Struct.from_rows(schema, [(1, "a"), (2,)])
+    with pytest.raises(DataError, match="STRUCT schema"):
+        Struct.from_rows(Schema.INT64_SCHEMA, [(1,)])
