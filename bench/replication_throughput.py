@@ -29,6 +29,7 @@ import argparse
 import json
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -37,11 +38,12 @@ import time
 from pathlib import Path
 
 from _kafka_clients import confluent_produce
-from _servers import FerryBroker, free_port
+from _servers import FerryBroker
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from core.cli.demo.processes import free_port
 from core.cli.local_cluster import node_settings
 
 SESSION_TIMEOUT_MS = 3000
@@ -54,11 +56,21 @@ class Cluster:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        # Below the ephemeral range (``free_port``), so that no client's outgoing
+        # connection takes one of the six ports before its node binds it.
         base = free_port()
         while not all(_free(base + i) for i in range(6)):
             base = free_port()
         self.ports = [base, base + 2, base + 4]
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        try:
+            self._start(base)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, base: int) -> None:
+        directory = self.directory
         for node_id in (1, 2, 3):
             settings = node_settings(node_id, 3, "127.0.0.1", base, directory, {
                 "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
@@ -74,6 +86,10 @@ class Cluster:
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
+            dead = [n for n, proc in self.procs.items() if proc.poll() is not None]
+            if dead:
+                raise RuntimeError(f"node {dead[0]} exited during start-up; see "
+                                   f"{directory / f'node{dead[0]}.log'}")
             try:
                 if len(admin.list_topics(timeout=2).brokers) == 3:
                     return
@@ -98,10 +114,12 @@ class Cluster:
 
 
 def _free(port: int) -> bool:
-    import socket
-
     with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) != 0
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def _create(bootstrap: str, topic: str, replication: int) -> None:
