@@ -59,6 +59,9 @@ class ReplicaFetcher:
         self._asked: frozenset[tuple[str, int]] | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._restart = False
+        # Partitions the leader refused (it is behind on the metadata, or not the leader):
+        # left out of fetches until this loop time, while the others carry on.
+        self._backoff: dict[tuple[str, int], float] = {}
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"ferry-fetcher-{self.leader_id}")
@@ -78,7 +81,7 @@ class ReplicaFetcher:
         asked = self._asked
         if asked is None or self._writer is None:
             return
-        if any(key not in asked for key in self._following()):
+        if any(key not in asked and key not in self._backoff for key in self._following()):
             self._restart = True
             self._writer.close()
 
@@ -156,17 +159,26 @@ class ReplicaFetcher:
 
     async def _fetch_once(self, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> bool:
-        """One Fetch round trip; False when there was nothing to do or the leader refused
-        (back off and let the metadata catch up)."""
+        """One Fetch round trip; False when there was nothing to fetch or the leader
+        refused the whole request (back off and let the metadata catch up). A partition
+        the leader refuses is backed off alone."""
         replicas = self.manager.following(self.leader_id)
+        config = self.manager.config
+        max_wait_ms = config.replica_fetch_wait_max_ms
+        if self._backoff:
+            now = asyncio.get_running_loop().time()
+            self._backoff = {k: t for k, t in self._backoff.items() if t > now}
+            replicas = [r for r in replicas if (r.topic, r.partition) not in self._backoff]
+            if self._backoff:  # the long poll ends when they may be asked for again
+                wait_s = min(self._backoff.values()) - now
+                max_wait_ms = min(max_wait_ms, max(1, int(wait_s * 1000)))
         if not replicas:
             return False
-        config = self.manager.config
         by_topic: dict[str, list[Replica]] = {}
         for replica in replicas:
             by_topic.setdefault(replica.topic, []).append(replica)
         request = FetchRequest(
-            replica_id=self.manager.node_id, max_wait_ms=config.replica_fetch_wait_max_ms,
+            replica_id=self.manager.node_id, max_wait_ms=max_wait_ms,
             min_bytes=config.replica_fetch_min_bytes,
             max_bytes=config.replica_fetch_response_max_bytes, isolation_level=0,
             session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
@@ -198,16 +210,19 @@ class ReplicaFetcher:
             log.info("broker %d refused the fetch: error %d", self.leader_id,
                      response.error_code)
             return False
-        progress = True
         wanted = {(r.topic, r.partition): r for r in replicas}
         for topic in response.responses:
             for part in topic.partitions:
-                replica = wanted.get((topic.topic, part.partition_index))
+                key = (topic.topic, part.partition_index)
+                replica = wanted.get(key)
                 if replica is None or replica.leader is not None:
                     continue
                 if not await self._apply(replica, part):
-                    progress = False
-        return progress
+                    # This partition only: the leader's own append to it ends the next
+                    # fetch's long poll once the backoff is over (the leader's
+                    # ``_with_unrequested``).
+                    self._backoff[key] = asyncio.get_running_loop().time() + _BACKOFF_S
+        return True
 
     async def _apply(self, replica: Replica, part: object) -> bool:
         code = part.error_code  # type: ignore[attr-defined]
