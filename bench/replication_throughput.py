@@ -3,7 +3,7 @@ against a single Ferry node, in the same run.
 
 Run from the repository root:
 
-    python3 bench/replication_throughput.py [--quick] [--repeats 3] [--json]
+    python3 bench/replication_throughput.py [--quick] [--repeats 3] [--longer N] [--json]
 
 What it measures:
 
@@ -253,8 +253,12 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--longer", type=int, default=1, metavar="N",
+                        help="produce N times as many messages per run (steadier figures: "
+                             "a new topic's first batches weigh less)")
     args = parser.parse_args()
     scale, repeats = (10, 1) if args.quick else (1, args.repeats)
+    sizes = {size: messages * args.longer for size, messages in SIZES.items()}
     root = Path(tempfile.mkdtemp(prefix="ferry-bench-replication-"))
     results: dict[str, float] = {"load_before": os.getloadavg()[0]}
     try:
@@ -262,7 +266,7 @@ def main() -> int:
         with FerryBroker(root / "single") as single:
             cluster = Cluster(root / "cluster")
             try:
-                for size, messages in SIZES.items():
+                for size, messages in sizes.items():
                     results.update(compare(single, cluster, size, messages // scale,
                                            repeats))
                 single.stop()
