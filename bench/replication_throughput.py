@@ -14,7 +14,8 @@ What it measures:
   that they see the same load; the median of the per-pair ratios cluster/single is
   reported against the issue's limit of 0.40 for 1 KiB, with the brokers' CPU per MB
   (all three nodes for the cluster), the cores they kept busy and the machine's other
-  load during the runs (Linux /proc);
+  load during the runs (Linux /proc); with ``--roles``, the CPU per MB of the leader and
+  of each follower of a 1-partition topic, against the single node's;
 * end-to-end latency p50/p99 on the cluster: one message at a time with acks=all,
   from ``produce`` to its delivery report (the leader answers once the ISR has it);
 * failover: a producer writes acks=all continuously; the leader of partition 0 is
@@ -132,15 +133,16 @@ def _free(port: int) -> bool:
     return True
 
 
-def _create(bootstrap: str, topic: str, replication: int) -> None:
+def _create(bootstrap: str, topic: str, replication: int, partitions: int = 3) -> int:
+    """Create ``topic`` and wait for full ISRs; returns the leader of partition 0."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, 3, replication)])[topic].result(timeout=30)
+    admin.create_topics([NewTopic(topic, partitions, replication)])[topic].result(timeout=30)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         found = admin.list_topics(topic, timeout=5).topics.get(topic)
         if found and found.error is None and all(
                 p.leader >= 0 and len(p.isrs) == replication for p in found.partitions.values()):
-            return
+            return found.partitions[0].leader
         time.sleep(0.1)
     raise RuntimeError(f"{topic} has no full ISR after 30 s")
 
@@ -188,6 +190,30 @@ def compare(single: FerryBroker, cluster: Cluster, size: int, messages: int, rep
         f"cluster_cores_{size}": median(c.server_cores for _, c in pairs),
         f"other_cores_{size}": median(x.other_cores for pair in pairs for x in pair),
     }
+
+
+def roles(single: FerryBroker, cluster: Cluster, messages: int, repeats: int
+          ) -> dict[str, float]:
+    """CPU per MB of 1 KiB values by role: a 1-partition topic, so that one cluster node
+    only leads it and the two others only follow it (each batch is about 1 MB, so this is
+    also CPU per batch), against the single node's; medians over ``repeats``."""
+    out: dict[str, list[float]] = {"single": [], "leader": [], "follower": []}
+    mb = messages * 1024 / 1e6
+    for r in range(repeats):
+        for side, bootstrap, pids in (("single", single.address, {0: single.pid}),
+                                      ("cluster", cluster.bootstrap,
+                                       dict(zip(cluster.procs, cluster.pids, strict=True)))):
+            topic = f"roles-{side}-{r}"
+            leader = _create(bootstrap, topic, 1 if side == "single" else 3, partitions=1)
+            cpu0 = {node: process_cpu_s(pid) for node, pid in pids.items()}
+            confluent_produce(bootstrap, topic, 1, [b"x" * 1024] * 1024, messages, "all")
+            for node, pid in pids.items():
+                ms_per_mb = (process_cpu_s(pid) - cpu0[node]) * 1000 / mb
+                role = "single" if side == "single" else (
+                    "leader" if node == leader else "follower")
+                out[role].append(ms_per_mb)
+    return {f"cpu_ms_per_mb_{role}": statistics.median(values)
+            for role, values in out.items()}
 
 
 def latency(bootstrap: str, samples: int) -> tuple[float, float]:
@@ -253,6 +279,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--roles", action="store_true",
+                        help="also measure CPU per MB of the leader and of a follower")
     parser.add_argument("--longer", type=int, default=1, metavar="N",
                         help="produce N times as many messages per run (steadier figures: "
                              "a new topic's first batches weigh less)")
@@ -269,6 +297,8 @@ def main() -> int:
                 for size, messages in sizes.items():
                     results.update(compare(single, cluster, size, messages // scale,
                                            repeats))
+                if args.roles:
+                    results.update(roles(single, cluster, sizes[1024] // scale, repeats))
                 single.stop()
                 results["latency_p50_ms"], results["latency_p99_ms"] = latency(
                     cluster.bootstrap, 2000 // scale)
@@ -295,6 +325,11 @@ def main() -> int:
                   f"nodes); cores busy: single {results[f'single_cores_{size}']:.2f}, "
                   f"cluster {results[f'cluster_cores_{size}']:.2f}, other jobs "
                   f"{results[f'other_cores_{size}']:.2f}")
+        if args.roles:
+            print(f"CPU per MB of 1 KiB values, one partition: single node "
+                  f"{results['cpu_ms_per_mb_single']:.2f} ms; RF=3 leader "
+                  f"{results['cpu_ms_per_mb_leader']:.2f} ms, each follower "
+                  f"{results['cpu_ms_per_mb_follower']:.2f} ms")
         print(f"RF=3 acks=all latency: p50 {results['latency_p50_ms']:.1f} ms, "
               f"p99 {results['latency_p99_ms']:.1f} ms")
         print(f"failover: first acknowledged write on the new leader "
