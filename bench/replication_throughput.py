@@ -3,15 +3,19 @@ against a single Ferry node, in the same run.
 
 Run from the repository root:
 
-    python3 bench/replication_throughput.py [--quick] [--repeats 3] [--json]
+    python3 bench/replication_throughput.py [--quick] [--repeats 3] [--longer N] [--json]
 
 What it measures:
 
 * produce throughput with acks=all by confluent-kafka (``produce_batch`` then ``flush``,
   see ``_kafka_clients.confluent_produce``) to a fresh 3-partition topic, 100-byte and
   1 KiB values (200,000 and 60,000 messages; ``--quick``: 1/10 and one repeat), on the
-  single node and on the cluster; the ratio cluster/single is reported against the
-  issue's limit of 0.40 for 1 KiB;
+  single node and on the cluster, both running throughout and measured alternately so
+  that they see the same load; the median of the per-pair ratios cluster/single is
+  reported against the issue's limit of 0.40 for 1 KiB, with the brokers' CPU per MB
+  (all three nodes for the cluster), the cores they kept busy and the machine's other
+  load during the runs (Linux /proc); with ``--roles``, the CPU per MB of the leader and
+  of each follower of a 1-partition topic, against the single node's;
 * end-to-end latency p50/p99 on the cluster: one message at a time with acks=all,
   from ``produce`` to its delivery report (the leader answers once the ISR has it);
 * failover: a producer writes acks=all continuously; the leader of partition 0 is
@@ -27,21 +31,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from _cpu_accounting import client_cpu_s, machine_busy_s, process_cpu_s
 from _kafka_clients import confluent_produce
-from _servers import FerryBroker, free_port
+from _servers import FerryBroker
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from core.cli.demo.processes import free_port
 from core.cli.local_cluster import node_settings
 
 SESSION_TIMEOUT_MS = 3000
@@ -54,11 +63,21 @@ class Cluster:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        # Below the ephemeral range (``free_port``), so that no client's outgoing
+        # connection takes one of the six ports before its node binds it.
         base = free_port()
         while not all(_free(base + i) for i in range(6)):
             base = free_port()
         self.ports = [base, base + 2, base + 4]
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        try:
+            self._start(base)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, base: int) -> None:
+        directory = self.directory
         for node_id in (1, 2, 3):
             settings = node_settings(node_id, 3, "127.0.0.1", base, directory, {
                 "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
@@ -74,6 +93,10 @@ class Cluster:
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
+            dead = [n for n, proc in self.procs.items() if proc.poll() is not None]
+            if dead:
+                raise RuntimeError(f"node {dead[0]} exited during start-up; see "
+                                   f"{directory / f'node{dead[0]}.log'}")
             try:
                 if len(admin.list_topics(timeout=2).brokers) == 3:
                     return
@@ -81,6 +104,10 @@ class Cluster:
                 pass
             time.sleep(0.2)
         raise RuntimeError("the cluster did not start in 60 s")
+
+    @property
+    def pids(self) -> list[int]:
+        return [proc.pid for proc in self.procs.values()]
 
     def kill(self, node_id: int) -> None:
         self.procs[node_id].send_signal(signal.SIGKILL)
@@ -98,30 +125,95 @@ class Cluster:
 
 
 def _free(port: int) -> bool:
-    import socket
-
     with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) != 0
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
-def _create(bootstrap: str, topic: str, replication: int) -> None:
+def _create(bootstrap: str, topic: str, replication: int, partitions: int = 3) -> int:
+    """Create ``topic`` and wait for full ISRs; returns the leader of partition 0."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, 3, replication)])[topic].result(timeout=30)
+    admin.create_topics([NewTopic(topic, partitions, replication)])[topic].result(timeout=30)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         found = admin.list_topics(topic, timeout=5).topics.get(topic)
         if found and found.error is None and all(
                 p.leader >= 0 and len(p.isrs) == replication for p in found.partitions.values()):
-            return
+            return found.partitions[0].leader
         time.sleep(0.1)
     raise RuntimeError(f"{topic} has no full ISR after 30 s")
 
 
-def throughput(bootstrap: str, replication: int, size: int, messages: int, run: int) -> float:
+@dataclass(frozen=True)
+class Run:
+    """One timed produce: the rate, and the CPU the brokers and everything else used."""
+
+    msg_s: float
+    server_cpu_ms_per_mb: float  # every broker process of the side, per MB of values
+    server_cores: float  # the same CPU as a share of the run's wall time (1.0 = one core)
+    other_cores: float  # the rest of the machine meanwhile (other jobs: the load)
+
+
+def throughput(bootstrap: str, pids: list[int], replication: int, size: int, messages: int,
+               run: int) -> Run:
     topic = f"bench-{replication}-{size}-{run}"
     _create(bootstrap, topic, replication)
+    cpu0, client0, busy0 = [process_cpu_s(p) for p in pids], client_cpu_s(), machine_busy_s()
+    start = time.perf_counter()
     seconds = confluent_produce(bootstrap, topic, 3, [b"x" * size] * 1024, messages, "all")
-    return messages / seconds
+    window = time.perf_counter() - start
+    server = sum(process_cpu_s(p) - c for p, c in zip(pids, cpu0, strict=True))
+    other = machine_busy_s() - busy0 - server - (client_cpu_s() - client0)
+    return Run(messages / seconds, server * 1000 / (messages * size / 1e6), server / window,
+               max(0.0, other) / window)
+
+
+def compare(single: FerryBroker, cluster: Cluster, size: int, messages: int, repeats: int
+            ) -> dict[str, float]:
+    """Single node and cluster alternately, ``repeats`` times each, so that both see the
+    same load of a shared machine; medians of the rates and of the per-pair ratios."""
+    pairs = []
+    for r in range(repeats):
+        pairs.append((throughput(single.address, [single.pid], 1, size, messages, r),
+                      throughput(cluster.bootstrap, cluster.pids, 3, size, messages, r)))
+    median = statistics.median
+    return {
+        f"single_{size}": median(s.msg_s for s, _ in pairs),
+        f"cluster_{size}": median(c.msg_s for _, c in pairs),
+        f"ratio_{size}": median(c.msg_s / s.msg_s for s, c in pairs),
+        f"single_cpu_ms_per_mb_{size}": median(s.server_cpu_ms_per_mb for s, _ in pairs),
+        f"cluster_cpu_ms_per_mb_{size}": median(c.server_cpu_ms_per_mb for _, c in pairs),
+        f"single_cores_{size}": median(s.server_cores for s, _ in pairs),
+        f"cluster_cores_{size}": median(c.server_cores for _, c in pairs),
+        f"other_cores_{size}": median(x.other_cores for pair in pairs for x in pair),
+    }
+
+
+def roles(single: FerryBroker, cluster: Cluster, messages: int, repeats: int
+          ) -> dict[str, float]:
+    """CPU per MB of 1 KiB values by role: a 1-partition topic, so that one cluster node
+    only leads it and the two others only follow it (each batch is about 1 MB, so this is
+    also CPU per batch), against the single node's; medians over ``repeats``."""
+    out: dict[str, list[float]] = {"single": [], "leader": [], "follower": []}
+    mb = messages * 1024 / 1e6
+    for r in range(repeats):
+        for side, bootstrap, pids in (("single", single.address, {0: single.pid}),
+                                      ("cluster", cluster.bootstrap,
+                                       dict(zip(cluster.procs, cluster.pids, strict=True)))):
+            topic = f"roles-{side}-{r}"
+            leader = _create(bootstrap, topic, 1 if side == "single" else 3, partitions=1)
+            cpu0 = {node: process_cpu_s(pid) for node, pid in pids.items()}
+            confluent_produce(bootstrap, topic, 1, [b"x" * 1024] * 1024, messages, "all")
+            for node, pid in pids.items():
+                ms_per_mb = (process_cpu_s(pid) - cpu0[node]) * 1000 / mb
+                role = "single" if side == "single" else (
+                    "leader" if node == leader else "follower")
+                out[role].append(ms_per_mb)
+    return {f"cpu_ms_per_mb_{role}": statistics.median(values)
+            for role, values in out.items()}
 
 
 def latency(bootstrap: str, samples: int) -> tuple[float, float]:
@@ -187,43 +279,57 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--roles", action="store_true",
+                        help="also measure CPU per MB of the leader and of a follower")
+    parser.add_argument("--longer", type=int, default=1, metavar="N",
+                        help="produce N times as many messages per run (steadier figures: "
+                             "a new topic's first batches weigh less)")
     args = parser.parse_args()
     scale, repeats = (10, 1) if args.quick else (1, args.repeats)
+    sizes = {size: messages * args.longer for size, messages in SIZES.items()}
     root = Path(tempfile.mkdtemp(prefix="ferry-bench-replication-"))
-    results: dict[str, object] = {}
+    results: dict[str, float] = {"load_before": os.getloadavg()[0]}
     try:
-        single = FerryBroker(root / "single")
-        with single:
-            for size, messages in SIZES.items():
-                results[f"single_{size}"] = statistics.median(
-                    throughput(single.address, 1, size, messages // scale, r)
-                    for r in range(repeats))
         (root / "cluster").mkdir()
-        cluster = Cluster(root / "cluster")
-        try:
-            for size, messages in SIZES.items():
-                results[f"cluster_{size}"] = statistics.median(
-                    throughput(cluster.bootstrap, 3, size, messages // scale, r)
-                    for r in range(repeats))
-            results["latency_p50_ms"], results["latency_p99_ms"] = latency(
-                cluster.bootstrap, 2000 // scale)
-            results["failover_first_ack_s"], results["failover_all_leaders_s"] = failover(
-                cluster)
-        finally:
-            cluster.stop()
+        with FerryBroker(root / "single") as single:
+            cluster = Cluster(root / "cluster")
+            try:
+                for size, messages in sizes.items():
+                    results.update(compare(single, cluster, size, messages // scale,
+                                           repeats))
+                if args.roles:
+                    results.update(roles(single, cluster, sizes[1024] // scale, repeats))
+                single.stop()
+                results["latency_p50_ms"], results["latency_p99_ms"] = latency(
+                    cluster.bootstrap, 2000 // scale)
+                results["failover_first_ack_s"], results["failover_all_leaders_s"] = \
+                    failover(cluster)
+            finally:
+                cluster.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    for size in SIZES:
-        results[f"ratio_{size}"] = results[f"cluster_{size}"] / results[f"single_{size}"]
+    results["load_after"] = os.getloadavg()[0]
     results["failover_limit_s"] = SESSION_TIMEOUT_MS / 1000 + 2
     if args.json:
         print(json.dumps(results, indent=2))
     else:
+        print(f"load average {results['load_before']:.1f} before, "
+              f"{results['load_after']:.1f} after")
         for size in SIZES:
             print(f"acks=all {size:>5} B: single {results[f'single_{size}']:>9.0f} msg/s, "
                   f"RF=3 cluster {results[f'cluster_{size}']:>9.0f} msg/s, ratio "
                   f"{results[f'ratio_{size}']:.2f}"
                   + (f" (limit {LIMIT_1KIB:.2f})" if size == 1024 else ""))
+            print(f"    broker CPU per MB: single {results[f'single_cpu_ms_per_mb_{size}']:.2f}"
+                  f" ms, cluster {results[f'cluster_cpu_ms_per_mb_{size}']:.2f} ms (all 3 "
+                  f"nodes); cores busy: single {results[f'single_cores_{size}']:.2f}, "
+                  f"cluster {results[f'cluster_cores_{size}']:.2f}, other jobs "
+                  f"{results[f'other_cores_{size}']:.2f}")
+        if args.roles:
+            print(f"CPU per MB of 1 KiB values, one partition: single node "
+                  f"{results['cpu_ms_per_mb_single']:.2f} ms; RF=3 leader "
+                  f"{results['cpu_ms_per_mb_leader']:.2f} ms, each follower "
+                  f"{results['cpu_ms_per_mb_follower']:.2f} ms")
         print(f"RF=3 acks=all latency: p50 {results['latency_p50_ms']:.1f} ms, "
               f"p99 {results['latency_p99_ms']:.1f} ms")
         print(f"failover: first acknowledged write on the new leader "

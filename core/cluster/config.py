@@ -70,6 +70,8 @@ _INTS: dict[str, tuple[int, int]] = {
     "replica.lag.time.max.ms": (30000, 1),
     "replica.fetch.wait.max.ms": (500, 0),
     "replica.fetch.max.bytes": (1048576, 1),
+    "replica.fetch.min.bytes": (1, 0),
+    "replica.fetch.response.max.bytes": (10485760, 0),
     "broker.session.timeout.ms": (9000, 1),
     "broker.heartbeat.interval.ms": (2000, 1),
     "controller.quorum.election.timeout.ms": (1000, 1),
@@ -190,6 +192,8 @@ class ClusterConfig:
     replica_lag_time_max_ms: int = 30000
     replica_fetch_wait_max_ms: int = 500
     replica_fetch_max_bytes: int = 1048576
+    replica_fetch_min_bytes: int = 1
+    replica_fetch_response_max_bytes: int = 10485760
     broker_session_timeout_ms: int = 9000
     broker_heartbeat_interval_ms: int = 2000
     controller_quorum_election_timeout_ms: int = 1000

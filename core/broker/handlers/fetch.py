@@ -14,7 +14,8 @@ In a cluster (``state.replicas``) only the leader serves a partition, after chec
 ``current_leader_epoch``: consumers read up to the high watermark; a follower's fetch
 (``replica_id`` >= 0) reads up to the log end, reports the follower's log end for the ISR
 and high watermark, or answers only DivergingEpoch when the follower's log left the
-leader's.
+leader's. A follower's long poll also ends at an append to a partition it replicates but
+did not name yet (``_with_unrequested``).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ async def fetch(state: BrokerState, ctx: RequestContext) -> EncodedResponse:
             if state.metrics is not None:
                 _count(state.metrics, topics)
             return EncodedResponse(encode_fetch_response(version, topics))
+        ends = _with_unrequested(state, request, ends)
         moved = _moved(state, request, ends)
         if state.metrics is None:
             await state.append_waiters.wait(list(ends), remaining, ready=moved)
@@ -206,6 +208,22 @@ def _replica(state: BrokerState, request: object, p: object, topic: str, version
             topic, p.partition, replica_id, epoch, p.fetch_offset,  # type: ignore[attr-defined]
             p.last_fetched_epoch if version >= 12 else -1)  # type: ignore[attr-defined]
     return state.replicas.leader_replica(topic, p.partition, epoch), None  # type: ignore[attr-defined]
+
+
+def _with_unrequested(state: BrokerState, request: object, ends: dict[PartitionLog, int]
+                      ) -> dict[PartitionLog, int]:
+    """A follower's long poll also ends at an append to a partition it replicates here
+    but did not name: it learnt of the partition (a new topic, a new leader) after sending
+    this fetch, and would otherwise ask for it only after ``replica.fetch.wait.max.ms``."""
+    replica_id = getattr(request, "replica_id", -1)
+    if state.replicas is None or replica_id < 0:
+        return ends
+    requested = {(t.topic, p.partition) for t in request.topics  # type: ignore[attr-defined]
+                 for p in t.partitions}
+    extra = state.replicas.unrequested_logs(replica_id, requested)
+    if not extra:
+        return ends
+    return {**ends, **{plog: plog.log_end_offset for plog in extra}}
 
 
 def _moved(state: BrokerState, request: object, ends: dict[PartitionLog, int]

@@ -4,6 +4,15 @@ there, each from its log end with its current leader epoch and the epoch of its 
 batch. The leader answers records (appended here as they are, offsets and leader epochs
 kept), its high watermark, or a diverging epoch (the follower cuts its log there and
 fetches again, KIP-320/KIP-595's check).
+
+Sizes are Kafka's replica fetcher's: up to ``replica.fetch.max.bytes`` per partition and
+``replica.fetch.response.max.bytes`` in all, answered once ``replica.fetch.min.bytes``
+are there or after ``replica.fetch.wait.max.ms``. Each fetch takes everything the leader
+has up to those limits, so one round trip carries every batch appended meanwhile, and
+the stored bytes are appended as they came (no per-record work). The next fetch, which
+reports the new log end, is what moves the leader's high watermark, so it is sent as soon
+as the answer is appended: on the event loop, since a page-cache append is quicker than a
+thread hop (a partition that fsyncs every append appends on a thread).
 """
 
 from __future__ import annotations
@@ -46,6 +55,13 @@ class ReplicaFetcher:
         self.leader_id = leader_id
         self._task: asyncio.Task[None] | None = None
         self._correlation = itertools.count(1)
+        # While a fetch waits for its answer: the partitions it names, and its connection.
+        self._asked: frozenset[tuple[str, int]] | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._restart = False
+        # Partitions the leader refused (it is behind on the metadata, or not the leader):
+        # left out of fetches until this loop time, while the others carry on.
+        self._backoff: dict[tuple[str, int], float] = {}
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"ferry-fetcher-{self.leader_id}")
@@ -54,6 +70,23 @@ class ReplicaFetcher:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+
+    def partitions_changed(self) -> None:
+        """The manager applied new metadata. If this broker now follows a partition of
+        this leader that the fetch in flight does not name (a new topic, a new leader), that
+        fetch may wait up to ``replica.fetch.wait.max.ms`` on the leader with nothing to
+        bring, while an acks=all produce to the new partition waits for this follower.
+        Answers on a connection come in order, so the fetch is dropped with its connection
+        and the next one, on a new connection at once, names the partition."""
+        asked = self._asked
+        if asked is None or self._writer is None:
+            return
+        if any(key not in asked and key not in self._backoff for key in self._following()):
+            self._restart = True
+            self._writer.close()
+
+    def _following(self) -> list[tuple[str, int]]:
+        return [(r.topic, r.partition) for r in self.manager.following(self.leader_id)]
 
     async def _run(self) -> None:
         while True:
@@ -80,13 +113,21 @@ class ReplicaFetcher:
                             self.leader_id, *address, exc)
                 await asyncio.sleep(_REFUSED_BACKOFF_S)
             except (OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
-                log.debug("fetching from broker %d at %s:%d: %s", self.leader_id, *address,
-                          exc)
+                if self._restart:
+                    log.debug("fetching from broker %d again, for new partitions",
+                              self.leader_id)
+                else:
+                    log.debug("fetching from broker %d at %s:%d: %s", self.leader_id,
+                              *address, exc)
             except Exception:  # a bad answer must not stop replication for good
                 log.exception("fetcher for broker %d failed", self.leader_id)
             finally:
+                self._asked = self._writer = None
                 if writer is not None:
                     writer.close()
+            if self._restart:  # partitions_changed dropped the connection: no backoff
+                self._restart = False
+                continue
             await asyncio.sleep(_BACKOFF_S)
 
     async def _login(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -118,18 +159,28 @@ class ReplicaFetcher:
 
     async def _fetch_once(self, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> bool:
-        """One Fetch round trip; False when there was nothing to do or the leader refused
-        (back off and let the metadata catch up)."""
+        """One Fetch round trip; False when there was nothing to fetch or the leader
+        refused the whole request (back off and let the metadata catch up). A partition
+        the leader refuses is backed off alone."""
         replicas = self.manager.following(self.leader_id)
+        config = self.manager.config
+        max_wait_ms = config.replica_fetch_wait_max_ms
+        if self._backoff:
+            now = asyncio.get_running_loop().time()
+            self._backoff = {k: t for k, t in self._backoff.items() if t > now}
+            replicas = [r for r in replicas if (r.topic, r.partition) not in self._backoff]
+            if self._backoff:  # the long poll ends when they may be asked for again
+                wait_s = min(self._backoff.values()) - now
+                max_wait_ms = min(max_wait_ms, max(1, int(wait_s * 1000)))
         if not replicas:
             return False
-        config = self.manager.config
         by_topic: dict[str, list[Replica]] = {}
         for replica in replicas:
             by_topic.setdefault(replica.topic, []).append(replica)
         request = FetchRequest(
-            replica_id=self.manager.node_id, max_wait_ms=config.replica_fetch_wait_max_ms,
-            min_bytes=1, max_bytes=config.replica_fetch_max_bytes, isolation_level=0,
+            replica_id=self.manager.node_id, max_wait_ms=max_wait_ms,
+            min_bytes=config.replica_fetch_min_bytes,
+            max_bytes=config.replica_fetch_response_max_bytes, isolation_level=0,
             session_id=0, session_epoch=-1, rack_id="", forgotten_topics_data=[],
             topics=[FetchRequest.FetchTopic(topic=topic, partitions=[
                 FetchRequest.FetchTopic.FetchPartition(
@@ -145,9 +196,13 @@ class ReplicaFetcher:
         writer.write(bytes(request.encode(version=_VERSION, header=True, framed=True)))
         await writer.drain()
         timeout = config.replica_fetch_wait_max_ms / 1000 + 10.0
-        async with asyncio.timeout(timeout):
-            (size,) = _SIZE.unpack(await reader.readexactly(_SIZE.size))
-            frame = await reader.readexactly(size)
+        self._asked, self._writer = frozenset((r.topic, r.partition) for r in replicas), writer
+        try:
+            async with asyncio.timeout(timeout):
+                (size,) = _SIZE.unpack(await reader.readexactly(_SIZE.size))
+                frame = await reader.readexactly(size)
+        finally:
+            self._asked = self._writer = None
         response = FetchResponse.decode(frame, version=_VERSION, header=True)
         if response.header.correlation_id != correlation_id:
             raise OSError("the leader answered another request")
@@ -155,16 +210,19 @@ class ReplicaFetcher:
             log.info("broker %d refused the fetch: error %d", self.leader_id,
                      response.error_code)
             return False
-        progress = True
         wanted = {(r.topic, r.partition): r for r in replicas}
         for topic in response.responses:
             for part in topic.partitions:
-                replica = wanted.get((topic.topic, part.partition_index))
+                key = (topic.topic, part.partition_index)
+                replica = wanted.get(key)
                 if replica is None or replica.leader is not None:
                     continue
                 if not await self._apply(replica, part):
-                    progress = False
-        return progress
+                    # This partition only: the leader's own append to it ends the next
+                    # fetch's long poll once the backoff is over (the leader's
+                    # ``_with_unrequested``).
+                    self._backoff[key] = asyncio.get_running_loop().time() + _BACKOFF_S
+        return True
 
     async def _apply(self, replica: Replica, part: object) -> bool:
         code = part.error_code  # type: ignore[attr-defined]
@@ -191,7 +249,10 @@ class ReplicaFetcher:
             if first.base_offset != plog.log_end_offset:
                 return True  # an answer to an older fetch position: fetch again
             try:
-                await asyncio.to_thread(plog.append, bytearray(records))
+                if self.manager.state.appender.fsyncs(plog):
+                    await asyncio.to_thread(plog.append, bytearray(records))
+                else:  # the page cache: quicker than a thread hop, as a leader's append
+                    plog.append(bytearray(records))
             except StorageError as exc:
                 log.error("%s-%d: cannot append replicated records: %s", replica.topic,
                           replica.partition, exc)

@@ -53,6 +53,14 @@ def test_a_combined_node_from_a_kafka_style_properties_file():
     assert config.unclean_leader_election_enable is False
     assert config.replica_lag_time_max_ms == 30000
     assert (config.broker_session_timeout_ms, config.broker_heartbeat_interval_ms) == (9000, 2000)
+    # the replica fetcher's: 1 MiB per partition, 10 MiB per answer, answered from 1 byte
+    assert (config.replica_fetch_max_bytes, config.replica_fetch_response_max_bytes,
+            config.replica_fetch_min_bytes, config.replica_fetch_wait_max_ms) == (
+        1048576, 10485760, 1, 500)
+    tuned = ClusterConfig.parse(_settings(replica_fetch_response_max_bytes="52428800",
+                                          replica_fetch_min_bytes="65536"))
+    assert (tuned.replica_fetch_response_max_bytes, tuned.replica_fetch_min_bytes) == (
+        52428800, 65536)
 
 
 def test_cluster_mode_is_process_roles():
