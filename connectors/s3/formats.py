@@ -52,7 +52,12 @@ class RecordWriter(ABC):
 
 
 class _LinesWriter(RecordWriter):
-    """One encoded value and a separator per record, optionally gzip'ed as one member."""
+    """One encoded value and a separator per record, optionally gzip'ed as one member.
+
+    Encoded values are collected and joined about ``CHUNK_BYTES`` at a time: one join, one
+    copy into the stream and one gzip call per chunk instead of three per record. Chunks
+    are cut by the object's own bytes, so the object (gzip'ed too) and its part
+    boundaries do not depend on how records arrived in ``put()``."""
 
     def __init__(self, stream: S3OutputStream, settings: S3SinkSettings,
                  encode: Callable[[SinkRecord], bytes], separator: bytes) -> None:
@@ -61,14 +66,34 @@ class _LinesWriter(RecordWriter):
         self._separator = separator
         self._gzip = (zlib.compressobj(settings.compression_level, zlib.DEFLATED, 31)
                       if settings.compression == "gzip" else None)
+        self._lines: list[bytes] = []
+        self._line_bytes = 0
 
     def write(self, record: SinkRecord) -> None:
-        data = self._encode(record) + self._separator
+        data = self._encode(record)
+        self._lines.append(data)
+        self._line_bytes += len(data)
+        if self._line_bytes >= CHUNK_BYTES:
+            self._write_lines()
+
+    def _write_lines(self) -> None:
+        lines = self._lines
+        if not lines:
+            return
+        lines.append(b"")  # the join then ends with a separator too
+        data = self._separator.join(lines)
+        self._lines = []
+        self._line_bytes = 0
         self.stream.write(self._gzip.compress(data) if self._gzip else data)
 
     def _finish(self) -> None:
+        self._write_lines()
         if self._gzip is not None:
             self.stream.write(self._gzip.flush())
+
+
+#: Encoded bytes per chunk of a lines object: well under a part (5 MiB at least).
+CHUNK_BYTES = 256 * 1024
 
 
 def _json_value(record: SinkRecord) -> bytes:
