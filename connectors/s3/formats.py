@@ -60,7 +60,7 @@ class _LinesWriter(RecordWriter):
     boundaries do not depend on how records arrived in ``put()``."""
 
     def __init__(self, stream: S3OutputStream, settings: S3SinkSettings,
-                 encode: Callable[[SinkRecord], bytes], separator: bytes) -> None:
+                 encode: Callable[[Any, Any], bytes], separator: bytes) -> None:
         super().__init__(stream)
         self._encode = encode
         self._separator = separator
@@ -70,7 +70,7 @@ class _LinesWriter(RecordWriter):
         self._line_bytes = 0
 
     def write(self, record: SinkRecord) -> None:
-        data = self._encode(record)
+        data = self._encode(record.value_schema, record.value)
         self._lines.append(data)
         self._line_bytes += len(data)
         if self._line_bytes >= CHUNK_BYTES:
@@ -96,12 +96,7 @@ class _LinesWriter(RecordWriter):
 CHUNK_BYTES = 256 * 1024
 
 
-def _json_value(record: SinkRecord) -> bytes:
-    return to_json_bytes(record.value_schema, record.value)
-
-
-def _raw_value(record: SinkRecord) -> bytes:
-    value = record.value
+def _raw_value(_schema: Any, value: Any) -> bytes:
     if value is None:
         return b""
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -133,7 +128,7 @@ def format_for(settings: S3SinkSettings) -> Format:
     name = settings.format
     if name == "JsonFormat":
         return Format(name, ".json" + gz, lambda s, _r: _LinesWriter(
-            s, settings, _json_value, b"\n"), needs_schema=False)
+            s, settings, to_json_bytes, b"\n"), needs_schema=False)
     if name == "ByteArrayFormat":
         return Format(name, settings.bytearray_extension + gz, lambda s, _r: _LinesWriter(
             s, settings, _raw_value, settings.bytearray_separator), needs_schema=False)

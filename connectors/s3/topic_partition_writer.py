@@ -91,10 +91,15 @@ class TopicPartitionWriter:
 
     # -- the write loop -----------------------------------------------------------------
 
-    def write(self) -> None:
+    def write(self, *, idle: bool = False) -> None:
         """Write buffered records, rotating as the rules say. Transient S3 failures leave
         the state as it is (the buffer keeps the records not yet written) and are retried
-        on a later call after ``retry.backoff.ms``."""
+        on a later call after ``retry.backoff.ms``.
+
+        ``idle``: ``put()`` got no records, the topic has nothing new for now. With its
+        buffer empty the writer then waits for the batches being uploaded, so that their
+        offsets go into this commit rather than one ``offset.flush.interval.ms`` later
+        (no record waits meanwhile; a busy writer never waits here)."""
         now = self.storage.now_ms()
         if self.failure_ms is not None and now - self.failure_ms < self.s.retry_backoff_ms:
             return
@@ -104,6 +109,8 @@ class TopicPartitionWriter:
             self._write_buffered(now)
             if not self.buffer:
                 self._commit_on_time_if_no_data(now)
+                if idle:
+                    self.settle(block=True)
         except S3RetriableError as exc:
             log.warning("%s: %s; retrying in %d ms", self.tp, exc, self.s.retry_backoff_ms)
             self.failure_ms = now

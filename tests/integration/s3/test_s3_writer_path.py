@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from concurrent.futures import Future
 from typing import Any
 
@@ -134,5 +135,32 @@ def test_a_part_failing_inside_commit_is_sent_again_by_the_next_commit(moto) -> 
         stream.commit()
         assert moto.objects("commit-parts")["k/obj"] == data
     finally:
+        storage.close()
+        proxy.stop()
+
+
+def test_an_idle_writer_waits_for_its_batch_so_the_commit_has_its_offset(moto) -> None:
+    """``write(idle=True)`` (``put()`` got no records) waits for the batch being uploaded;
+    a busy ``write()`` does not."""
+    moto.create_bucket("idle")
+    proxy = FaultProxy(moto.port)
+    proxy.rule = lambda m, _p: time.sleep(0.5) if m == "PUT" else None  # slow, not failing
+    s = S3SinkSettings.parse({
+        "s3.bucket.name": "idle", "store.url": proxy.url, "s3.region": "us-east-1",
+        "aws.access.key.id": "x", "aws.secret.access.key": "x", "format.class": "JsonFormat",
+        "flush.size": "3"})
+    storage = S3Storage(s)
+    writer = TopicPartitionWriter(TopicPartition("t", 0), storage, s, format_for(s),
+                                  load_partitioner(s), lambda _r, _e: None, lambda _ms: None)
+    try:
+        writer.buffer.extend(SinkRecord(topic="t", kafka_partition=0, kafka_offset=i,
+                                        value={"i": i}) for i in range(3))
+        writer.write()  # the batch is full: its object goes up on the upload thread
+        assert writer.take_offset_to_commit() is None
+        writer.write(idle=True)
+        assert writer.take_offset_to_commit() == 3
+        assert moto.keys("idle") == ["topics/t/partition=0/t+0+0000000000.json"]
+    finally:
+        writer.close()
         storage.close()
         proxy.stop()
