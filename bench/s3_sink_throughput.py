@@ -21,7 +21,9 @@ through AvroFormat and ParquetFormat), in the same run:
 moto_server keeps objects in memory and runs on the same two cores, so the "limit" is the
 local S3 API's speed, not the network's.
 
-Each repeat runs the three back to back and prints its own row: the ratios of a row come
+Before the repeats, each connector runs once untimed on a 10,000-record topic (the first
+task of a worker imports boto3, fastavro, pyarrow and loads botocore's models). Each
+repeat runs the three back to back and prints its own row: the ratios of a row come
 from timings seconds apart, which on a shared machine is steadier than a ratio of
 medians. Each row also gives the CPU seconds (this process, all threads, plus
 moto_server) per MB of objects, and the CPU every other process took meanwhile ("other
