@@ -203,11 +203,13 @@ class TopicPartitionWriter:
                 last, last_encoded = record, encoded
         except DataError:
             pass  # the general loop meets the same error and reports the record
+        finally:  # the records written so far are accounted for, whatever happened
+            if last is not None:
+                self.current_offset = last.kafka_offset
+                self.current_encoded = last_encoded
+                self.record_count += written
         if last is None:
             return False
-        self.current_offset = last.kafka_offset
-        self.current_encoded = last_encoded
-        self.record_count += written
         if self.record_count >= self.s.flush_size:
             self.committing = True
         else:
