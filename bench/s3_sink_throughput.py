@@ -3,7 +3,8 @@ bytes and the Connect framework's no-op sink over the same topic.
 
 Run from the repository root (a script, not a test):
 
-    python3 bench/s3_sink_throughput.py [--records 50000] [--repeats 3] [--dir DIR]
+    python3 bench/s3_sink_throughput.py [--records 50000] [--repeats 3]
+        [--formats json,avro,parquet] [--dir DIR]
 
 For each format (1 KiB JSON records through JsonFormat; the same records with a schema
 through AvroFormat and ParquetFormat), in the same run:
@@ -19,13 +20,23 @@ through AvroFormat and ParquetFormat), in the same run:
 
 moto_server keeps objects in memory and runs on the same two cores, so the "limit" is the
 local S3 API's speed, not the network's.
+
+Before the repeats, each connector runs once untimed on a 10,000-record topic (the first
+task of a worker imports boto3, fastavro, pyarrow and loads botocore's models). Each
+repeat runs the three back to back and prints its own row: the ratios of a row come
+from timings seconds apart, which on a shared machine is steadier than a ratio of
+medians. Each row also gives the CPU seconds (this process, all threads, plus
+moto_server) per MB of objects, and the CPU every other process took meanwhile ("other
+load", in cores): the CPU figures hardly depend on the load, the wall times do.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
+import os
 import shutil
 import socket
 import statistics
@@ -52,6 +63,9 @@ from connect.runtime.standalone_herder import StandaloneHerder  # noqa: E402
 from connect.runtime.worker import Worker  # noqa: E402
 from connect.runtime.worker_config import WorkerConfig  # noqa: E402
 from core.backends import ProducerRecord, TopicPartition, open_backend  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from _cpu_accounting import Timed, timed  # noqa: E402
 
 FLUSH = 10_000
 PART = 5 * 1024 * 1024
@@ -139,13 +153,55 @@ def run_connector(herder: StandaloneHerder, backend: Any, name: str, config: dic
     return elapsed
 
 
+def fill(backend: Any, topic: str, n: int, with_schema: bool) -> None:
+    """A one-partition topic of ``n`` records of about 1 KiB (in a schema envelope)."""
+    backend.create_topic(topic, 1)
+    for start in range(0, n, 1000):
+        values = [json.dumps({"schema": SCHEMA, "payload": event(i)} if with_schema
+                             else event(i)).encode()
+                  for i in range(start, min(start + 1000, n))]
+        backend.produce(topic, [ProducerRecord(value=v, partition=0) for v in values])
+
+
+def s3_config(bucket: str, url: str, fmt: str, conv: dict[str, str]) -> dict[str, str]:
+    cls = {"json": "JsonFormat", "avro": "AvroFormat", "parquet": "ParquetFormat"}[fmt]
+    return {"connector.class": "s3", "s3.bucket.name": bucket, "store.url": url,
+            "s3.region": "us-east-1", "aws.access.key.id": "x", "aws.secret.access.key": "x",
+            "format.class": cls, "flush.size": str(FLUSH), "s3.part.size": str(PART), **conv}
+
+
+def upload(client: Any, bucket: str, blobs: list[bytes]) -> float:
+    """The limit: the same bytes uploaded as the sink does (5 MiB parts, one at a time)."""
+    transfer = TransferConfig(multipart_threshold=PART, multipart_chunksize=PART,
+                              max_concurrency=1, use_threads=False)
+    t0 = time.perf_counter()
+    for i, blob in enumerate(blobs):
+        client.upload_fileobj(io.BytesIO(blob), bucket, f"raw/{i}", Config=transfer)
+    return time.perf_counter() - t0
+
+
+def cpu_s(t: Timed) -> float:
+    """CPU seconds of this process and moto_server during ``t``."""
+    return (t.server_cpu + t.client_cpu) * t.window_s
+
+
+def cpu_ms(t: Timed, mb: float) -> str:
+    """``total (moto_server's part)``, CPU ms per MB of objects."""
+    return f"{cpu_s(t) * 1000 / mb:.1f} ({t.server_cpu * t.window_s * 1000 / mb:.1f})"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=50_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--formats", default="json,avro,parquet",
+                    help="comma-separated, of json, avro, parquet")
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
     n = args.records - args.records % FLUSH
+    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+    if not formats or set(formats) - {"json", "avro", "parquet"}:
+        raise SystemExit("--formats: a comma-separated list of json, avro, parquet")
     tune_gc_for_record_streams()
     tmp = Path(args.dir or tempfile.mkdtemp(prefix="s3bench"))
     moto, url = start_moto(tmp)
@@ -153,63 +209,68 @@ def main() -> None:
                           aws_access_key_id="x", aws_secret_access_key="x",
                           config=botocore.config.Config(s3={"addressing_style": "path"}))
     backend = open_backend(f"embedded:{tmp / 'log'}")
+    load0 = os.getloadavg()[0]
+    rows: list[tuple[str, int, int, Timed, Timed, Timed]] = []
     try:
         cfg = WorkerConfig.from_props({"offset.flush.interval.ms": "200",
                                        "offset.storage.partitions": "1"})
         herder = StandaloneHerder(Worker(backend, cfg, Plugins({"NoopSink": NoopSink})),
                                   "127.0.0.1:0")
         herder.start()
-        topics = {"json": False, "avro": True, "parquet": True}
-        for topic, with_schema in topics.items():
-            backend.create_topic(topic, 1)
-            for start in range(0, n, 1000):
-                values = [json.dumps({"schema": SCHEMA, "payload": event(i)} if with_schema
-                                     else event(i)).encode() for i in range(start, start + 1000)]
-                backend.produce(topic, [ProducerRecord(value=v, partition=0) for v in values])
-        rows = []
-        for fmt, with_schema in topics.items():
+        with_schemas = {"json": False, "avro": True, "parquet": True}
+        for fmt in formats:
+            fill(backend, fmt, n, with_schemas[fmt])
+            fill(backend, f"warm-{fmt}", FLUSH, with_schemas[fmt])
+        for fmt in formats:
             conv = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
-                    "value.converter.schemas.enable": str(with_schema).lower()}
-            sink_s, noop_s, raw_s, nbytes = [], [], [], 0
+                    "value.converter.schemas.enable": str(with_schemas[fmt]).lower()}
+            # Warm-up, not timed: the first task of a worker imports the connector's
+            # modules (boto3, fastavro, pyarrow) and loads botocore's models once.
+            client.create_bucket(Bucket=f"warm-{fmt}")
+            run_connector(herder, backend, f"warm-{fmt}", s3_config(
+                f"warm-{fmt}", url, fmt, conv), f"warm-{fmt}", FLUSH)
+            run_connector(herder, backend, f"warm-noop-{fmt}", {
+                "connector.class": "NoopSink", **conv}, f"warm-{fmt}", FLUSH)
             for r in range(args.repeats):
                 bucket = f"b-{fmt}-{r}"
                 client.create_bucket(Bucket=bucket)
-                cls = {"json": "JsonFormat", "avro": "AvroFormat",
-                       "parquet": "ParquetFormat"}[fmt]
-                sink_s.append(run_connector(herder, backend, f"s3-{uuid.uuid4().hex[:6]}", {
-                    "connector.class": "s3", "s3.bucket.name": bucket, "store.url": url,
-                    "s3.region": "us-east-1", "aws.access.key.id": "x",
-                    "aws.secret.access.key": "x", "format.class": cls,
-                    "flush.size": str(FLUSH), "s3.part.size": str(PART), **conv}, fmt, n))
+                sink = timed(moto.pid, functools.partial(
+                    run_connector, herder, backend, f"s3-{uuid.uuid4().hex[:6]}",
+                    s3_config(bucket, url, fmt, conv), fmt, n))
                 keys = [o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]]
                 blobs = [client.get_object(Bucket=bucket, Key=k)["Body"].read() for k in keys]
-                nbytes = sum(len(b) for b in blobs)
-                transfer = TransferConfig(multipart_threshold=PART, multipart_chunksize=PART,
-                                          max_concurrency=1, use_threads=False)
-                t0 = time.perf_counter()
-                for i, blob in enumerate(blobs):
-                    client.upload_fileobj(io.BytesIO(blob), bucket, f"raw/{i}", Config=transfer)
-                raw_s.append(time.perf_counter() - t0)
-                noop_s.append(run_connector(herder, backend, f"noop-{uuid.uuid4().hex[:6]}", {
-                    "connector.class": "NoopSink", **conv}, fmt, n))
+                raw = timed(moto.pid, functools.partial(upload, client, bucket, blobs))
+                noop = timed(moto.pid, functools.partial(
+                    run_connector, herder, backend, f"noop-{uuid.uuid4().hex[:6]}",
+                    {"connector.class": "NoopSink", **conv}, fmt, n))
+                rows.append((fmt, r, sum(map(len, blobs)), sink, raw, noop))
                 for key in [*keys, *(f"raw/{i}" for i in range(len(blobs)))]:
                     client.delete_object(Bucket=bucket, Key=key)  # moto keeps them in RAM
-            sink, raw, noop = (statistics.median(x) for x in (sink_s, raw_s, noop_s))
-            rows.append((fmt, n, nbytes, n / sink, nbytes / sink / 1e6, nbytes / raw / 1e6,
-                         n / noop))
         herder.stop()
     finally:
         backend.close()
         moto.kill()
         moto.wait()
-    print(f"records per format: {n}, flush.size {FLUSH}, part size {PART}, "
-          f"median of {args.repeats}")
-    print("| format | object MB | sink rec/s | sink MB/s | boto3 upload MB/s | sink / upload "
-          "| no-op sink rec/s | sink / no-op |")
-    print("|---|---|---|---|---|---|---|---|")
-    for fmt, _count, nbytes, rps, mbps, raw_mbps, noop_rps in rows:
-        print(f"| {fmt} | {nbytes / 1e6:.1f} | {rps:,.0f} | {mbps:.1f} | {raw_mbps:.1f} | "
-              f"{mbps / raw_mbps:.0%} | {noop_rps:,.0f} | {rps / noop_rps:.0%} |")
+    print(f"records per format: {n}, flush.size {FLUSH}, part size {PART}; load average "
+          f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+    print("| format | repeat | object MB | sink rec/s | sink MB/s | boto3 upload MB/s "
+          "| sink / upload | no-op sink rec/s | sink / no-op | CPU ms per MB: sink, upload "
+          "(moto_server's part), no-op | other load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for fmt, r, nbytes, sink, raw, noop in rows:
+        mb = nbytes / 1e6
+        other = statistics.mean(t.other_cpu for t in (sink, raw, noop))
+        print(f"| {fmt} | {r + 1} | {mb:.1f} | {n / sink.seconds:,.0f} | "
+              f"{mb / sink.seconds:.1f} | {mb / raw.seconds:.1f} | "
+              f"{raw.seconds / sink.seconds:.0%} | {n / noop.seconds:,.0f} | "
+              f"{noop.seconds / sink.seconds:.0%} | {cpu_ms(sink, mb)}, {cpu_ms(raw, mb)}, "
+              f"{cpu_s(noop) * 1000 / mb:.1f} | {other:.1f} |")
+    for fmt in formats:
+        mine = [row for row in rows if row[0] == fmt]
+        up = statistics.median(raw.seconds / sink.seconds for *_, sink, raw, _ in mine)
+        nop = statistics.median(noop.seconds / sink.seconds for *_, sink, _, noop in mine)
+        print(f"{fmt}: median of {len(mine)} repeats: sink / upload {up:.0%}, "
+              f"sink / no-op {nop:.0%}")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 
 #: How often a sink task subscribed to a topic that does not exist yet looks for it.
 MISSING_TOPIC_CHECK_S = 1.0
+#: Longest wait of one consumer poll (shorter when an offset commit is due sooner).
+POLL_MS = 200
 
 
 class _Reporter(ErrantRecordReporter):
@@ -183,7 +185,10 @@ class WorkerSinkTask(WorkerTask):
                 if self.paused:
                     self.wait_if_paused()
                     continue
-                records = consumer.poll(200)
+                # As Kafka's WorkerSinkTask: no longer than until the next offset commit
+                # is due, so an idle task commits on time rather than a poll's wait late.
+                due_ms = int((next_commit - time.monotonic()) * 1000)
+                records = consumer.poll(min(POLL_MS, max(due_ms, 0)))
                 s.metrics.sink_record_read_total += len(records)
                 if missing and time.monotonic() >= next_topic_check:
                     next_topic_check = time.monotonic() + MISSING_TOPIC_CHECK_S

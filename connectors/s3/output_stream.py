@@ -42,9 +42,9 @@ class S3OutputStream(io.RawIOBase):
         self._upload_id: str | None = None
         self._parts: list[dict[str, Any]] = []
         #: The part being uploaded: (number, body, future of its ETag).
-        self._inflight: tuple[int, bytes, Future[str]] | None = None
+        self._inflight: tuple[int, bytearray, Future[str]] | None = None
         #: A part whose upload failed, to upload again before anything else.
-        self._failed: tuple[int, bytes] | None = None
+        self._failed: tuple[int, bytearray] | None = None
         self.committed = False
 
     # -- io.RawIOBase -------------------------------------------------------------------
@@ -83,10 +83,10 @@ class S3OutputStream(io.RawIOBase):
             self._failed = None
         while len(self._buffer) >= self.part_size:
             self._settle()
-            self._ensure_upload()
+            # CreateMultipartUpload too goes up on the upload thread (with the first part):
+            # the task's thread makes no S3 request while it encodes.
             number = len(self._parts) + 1
-            body = bytes(self._buffer[:self.part_size])
-            del self._buffer[:self.part_size]
+            body = self._take_part()
             future = self.storage.submit(lambda n=number, b=body: self._upload_part_now(n, b))
             self._inflight = (number, body, future)
 
@@ -103,16 +103,21 @@ class S3OutputStream(io.RawIOBase):
             self._record(number, self._upload_part_now(number, body))
             self._failed = None
         while len(self._buffer) >= self.part_size:
-            number, body = len(self._parts) + 1, bytes(self._buffer[:self.part_size])
-            self._record(number, self._upload_part_now(number, body))
-            del self._buffer[:self.part_size]
+            number, body = len(self._parts) + 1, self._take_part()
+            try:
+                self._record(number, self._upload_part_now(number, body))
+            except BaseException:
+                self._failed = (number, body)
+                raise
+        # The last bytes go up as they are (no copy); the buffer is replaced only once
+        # they are uploaded, so a retried commit sends them again.
+        body = self._buffer
         if self._upload_id is None:
-            body = bytes(self._buffer)
             s.call(f"PutObject {self.key}", lambda: s.client.put_object(
                 Bucket=bucket, Key=self.key, Body=body, Metadata=self.metadata))
         else:
-            if self._buffer or not self._parts:
-                number, body = len(self._parts) + 1, bytes(self._buffer)
+            if body or not self._parts:
+                number = len(self._parts) + 1
                 self._record(number, self._upload_part_now(number, body))
                 self._buffer = bytearray()
             parts = list(self._parts)
@@ -156,6 +161,15 @@ class S3OutputStream(io.RawIOBase):
             raise
         self._record(number, etag)
 
+    def _take_part(self) -> bytearray:
+        """The first ``part_size`` bytes of the buffer, without copying them: the buffer
+        itself is cut to one part and handed over, and a new buffer takes the rest (less
+        than one write's worth)."""
+        part, size = self._buffer, self.part_size
+        self._buffer = part[size:]
+        del part[size:]
+        return part
+
     def _record(self, number: int, etag: str) -> None:
         self._parts.append({"ETag": etag, "PartNumber": number})
 
@@ -167,7 +181,7 @@ class S3OutputStream(io.RawIOBase):
                                  Bucket=s.bucket, Key=self.key, Metadata=self.metadata))
             self._upload_id = created["UploadId"]
 
-    def _upload_part_now(self, number: int, body: bytes) -> str:
+    def _upload_part_now(self, number: int, body: bytearray) -> str:
         s = self.storage
         self._ensure_upload()
         upload_id = self._upload_id

@@ -3,7 +3,9 @@ for commit only up to the last completely uploaded batch of objects."""
 
 from __future__ import annotations
 
+import itertools
 import logging
+import operator
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
@@ -25,6 +27,9 @@ from connectors.s3.topic_partition_writer import TopicPartitionWriter
 __all__ = ["S3SinkTask"]
 
 log = logging.getLogger(__name__)
+
+#: Where a record was consumed (a SinkRecord always has both, see its doc).
+_ORIGINAL_PARTITION = operator.attrgetter("original_topic", "original_kafka_partition")
 
 
 class S3SinkTask(SinkTask):
@@ -62,21 +67,18 @@ class S3SinkTask(SinkTask):
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         writers = self._writers
-        for record in records:
-            # A plain tuple looks up the TopicPartition keys (a NamedTuple is a tuple) at
-            # less cost per record than building one.
-            tp = (record.original_topic or record.topic,
-                  record.original_kafka_partition
-                  if record.original_kafka_partition is not None
-                  else record.kafka_partition)
-            writer = writers.get(tp)  # type: ignore[arg-type]
+        # Runs of records of one partition (a whole batch, mostly) in C-level loops; the
+        # plain (topic, partition) tuple finds the TopicPartition key (a NamedTuple).
+        for tp, run in itertools.groupby(records, _ORIGINAL_PARTITION):
+            writer = writers.get(tp)
             if writer is None:
                 raise ConnectError(f"S3 sink got a record of {TopicPartition(*tp)}, which is "
                                    "not assigned")
-            writer.buffer.append(record)
+            writer.buffer.extend(run)
         paused, resumed = [], []
+        idle = not records
         for tp, writer in self._writers.items():
-            writer.write()
+            writer.write(idle=idle)
             (paused if writer.buffer else resumed).append(tp)
         # A partition whose writer is stuck retrying S3 stops fetching, so the buffer stays
         # bounded; it resumes once the buffer drained.

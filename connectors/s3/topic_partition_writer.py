@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 #: User metadata on every object: the first offset of the batch of objects it was
 #: committed with, from which ``offsets.recovery.from.storage`` replays.
 BATCH_START_METADATA = "ferry-batch-start"
+#: Most records ``_write_run`` writes between two checks for full parts to upload.
+RUN_RECORDS = 1024
+_UNSET = object()
 TOMBSTONE_PARTITION = "tombstone"
 
 ReportBad = Callable[[SinkRecord, Exception], "Future[None] | None"]
@@ -72,6 +75,8 @@ class TopicPartitionWriter:
         self._compat_none = settings.schema_compatibility == "NONE"
         self._time_rotation = (self.rotate_interval_ms > 0
                                or settings.rotate_schedule_interval_ms > 0)
+        #: No per-record time or schema rules beyond "same schema object": ``_write_run``.
+        self._plain = self._compat_none and not self._time_rotation and self.extractor is None
         self.record_count = 0
         self.current_offset = -1
         self.batch_from: int | None = None
@@ -86,10 +91,15 @@ class TopicPartitionWriter:
 
     # -- the write loop -----------------------------------------------------------------
 
-    def write(self) -> None:
+    def write(self, *, idle: bool = False) -> None:
         """Write buffered records, rotating as the rules say. Transient S3 failures leave
         the state as it is (the buffer keeps the records not yet written) and are retried
-        on a later call after ``retry.backoff.ms``."""
+        on a later call after ``retry.backoff.ms``.
+
+        ``idle``: ``put()`` got no records, the topic has nothing new for now. With its
+        buffer empty the writer then waits for the batches being uploaded, so that their
+        offsets go into this commit rather than one ``offset.flush.interval.ms`` later
+        (no record waits meanwhile; a busy writer never waits here)."""
         now = self.storage.now_ms()
         if self.failure_ms is not None and now - self.failure_ms < self.s.retry_backoff_ms:
             return
@@ -99,6 +109,8 @@ class TopicPartitionWriter:
             self._write_buffered(now)
             if not self.buffer:
                 self._commit_on_time_if_no_data(now)
+                if idle:
+                    self.settle(block=True)
         except S3RetriableError as exc:
             log.warning("%s: %s; retrying in %d ms", self.tp, exc, self.s.retry_backoff_ms)
             self.failure_ms = now
@@ -110,6 +122,8 @@ class TopicPartitionWriter:
                 self._commit_files()
             if not self.buffer:
                 return
+            if self._plain and self.writers and self._write_run():
+                continue
             record = self.buffer[0]
             if self.batch_from is None:
                 self.batch_from = record.kafka_offset
@@ -161,6 +175,47 @@ class TopicPartitionWriter:
                 self.committing = True
             else:
                 writer.upload_full_parts()
+
+    def _write_run(self) -> bool:
+        """The common case in a tight loop: records that go to an object already open,
+        with its very schema, under neither time rotation nor schema projection. Stops
+        (returning whether it wrote any) at the first record that needs more: a null
+        value, a new object, another schema, a partitioner or format ``DataError`` (the
+        general loop then handles that record, writing it exactly once), or
+        ``flush.size``. Full parts start uploading every ``RUN_RECORDS`` records."""
+        buffer, writers, schemas = self.buffer, self.writers, self.schemas
+        encode_partition = self.partitioner.encode_partition
+        room = min(self.s.flush_size - self.record_count, RUN_RECORDS)
+        written = 0
+        last = last_encoded = None
+        try:
+            while written < room and buffer:
+                record = buffer[0]
+                if record.value is None:
+                    break
+                encoded = encode_partition(record)
+                writer = writers.get(encoded)
+                if writer is None or schemas.get(encoded, _UNSET) is not record.value_schema:
+                    break
+                writer.write(record)
+                buffer.popleft()
+                written += 1
+                last, last_encoded = record, encoded
+        except DataError:
+            pass  # the general loop meets the same error and reports the record
+        finally:  # the records written so far are accounted for, whatever happened
+            if last is not None:
+                self.current_offset = last.kafka_offset
+                self.current_encoded = last_encoded
+                self.record_count += written
+        if last is None:
+            return False
+        if self.record_count >= self.s.flush_size:
+            self.committing = True
+        else:
+            for open_writer in writers.values():
+                open_writer.upload_full_parts()
+        return True
 
     def _write_record(self, encoded: str, record: SinkRecord) -> RecordWriter:
         writer = self.writers.get(encoded)
