@@ -290,9 +290,9 @@ class ChangeStream:
         if isinstance(msg, pg.Insert):
             if "c" in skipped:
                 return []
-            after, key = ts.row_and_key(msg.new)
-            return [f.change(ts, "c", None, after, info, offset, self._tx_block(ts, begin),
-                             key=key)]
+            event = ts.makers(f.partition)[0]
+            return [event(msg.new, "c", f.source(ts.table, info), offset,
+                          self._tx_block(ts, begin))]
         if isinstance(msg, pg.Delete):
             if "d" in skipped:
                 return []
@@ -304,16 +304,18 @@ class ChangeStream:
             return out
         # Update: 'O' carries the whole old row (REPLICA IDENTITY FULL), 'K' the old
         # replica identity when it changed; without either the before image is unknown.
+        if msg.old is None:  # REPLICA IDENTITY DEFAULT, key unchanged: the common case
+            if "u" in skipped:
+                return []
+            event = ts.makers(f.partition)[0]
+            return [event(msg.new, "u", f.source(ts.table, info), offset,
+                          self._tx_block(ts, begin))]
         old = msg.old if msg.old_kind == "O" else None
         after, new_key = ts.row_and_key(msg.new, old)
-        if msg.old is None:
-            before = None
-        else:
-            before, old_key = ts.row_and_key(msg.old)
-            if new_key is not None and old_key is not None and \
-                    old_key.values() != new_key.values():
-                return self._key_change(ts, before, after, old_key, new_key, info, offset,
-                                        begin)
+        before, old_key = ts.row_and_key(msg.old)
+        if new_key is not None and old_key is not None and \
+                old_key.values() != new_key.values():
+            return self._key_change(ts, before, after, old_key, new_key, info, offset, begin)
         if "u" in skipped:
             return []
         return [f.change(ts, "u", before, after, info, offset, self._tx_block(ts, begin),
