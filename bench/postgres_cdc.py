@@ -47,6 +47,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 import psycopg  # noqa: E402
 from postgres_process import PASSWORD, PostgresProcess  # noqa: E402
 
+from bench._cpu_accounting import machine_busy_s, process_cpu_s  # noqa: E402
 from bench._servers import free_port  # noqa: E402
 from connectors.postgres import pgoutput  # noqa: E402
 from connectors.postgres.config import PostgresConfig  # noqa: E402
@@ -56,13 +57,13 @@ NAME = "bench-cdc"
 RAW_CPU_S = 0.0
 
 
-def wait(cond, what: str, timeout: float = 1800.0):
+def wait(cond, what: str, timeout: float = 1800.0, every: float = 0.02):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         got = cond()
         if got:
             return got
-        time.sleep(0.02)
+        time.sleep(every)
     raise SystemExit(f"timed out waiting for {what}")
 
 
@@ -73,6 +74,57 @@ def offset(base: str) -> dict:
         return {}
     offsets = found.get("offsets") or []
     return offsets[0]["offset"] if offsets else {}
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds of process ``pid``, its live children and the children it reaped
+    (PostgreSQL's postmaster: every backend and walsender, ended ones included)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:  # ppid
+            total += (int(fields[11]) + int(fields[12])) / tick
+    try:
+        own = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return total
+    return total + sum(int(v) for v in own[11:15]) / tick
+
+
+class Accounting:
+    """CPU of the worker, of PostgreSQL and of everything else on the machine over one
+    timed phase, as shares of one core (the machine has ``os.cpu_count()``)."""
+
+    def __init__(self, worker_pid: int | None, postmaster_pid: int) -> None:
+        self.pids = (worker_pid, postmaster_pid)
+
+    def __enter__(self) -> Accounting:
+        self.start = (time.perf_counter(), self._worker(), tree_cpu_s(self.pids[1]),
+                      machine_busy_s(), time.process_time())
+        return self
+
+    def _worker(self) -> float:
+        return process_cpu_s(self.pids[0]) if self.pids[0] is not None else 0.0
+
+    def __exit__(self, *exc: object) -> None:
+        wall, worker, pg, busy, own = self.start
+        self.wall = time.perf_counter() - wall
+        self.worker_cpu = self._worker() - worker
+        self.pg_cpu = tree_cpu_s(self.pids[1]) - pg
+        self.bench_cpu = time.process_time() - own
+        self.other_cpu = max(0.0, machine_busy_s() - busy - self.worker_cpu - self.pg_cpu
+                             - self.bench_cpu)
+
+    def report(self, phase: str, count: int) -> dict:
+        """Per-row CPU of the worker (all its threads) and PostgreSQL, and the load the
+        rest of the machine put on it meanwhile (cores busy with anything else)."""
+        return {f"{phase}_worker_cpu_us_per_row": round(self.worker_cpu / count * 1e6, 2),
+                f"{phase}_postgres_cpu_us_per_row": round(self.pg_cpu / count * 1e6, 2),
+                f"{phase}_other_load_cores": round(self.other_cpu / self.wall, 2)}
 
 
 def raw_stream(cfg: PostgresConfig, slot: str, until_xid: int) -> tuple[int, float]:
@@ -204,6 +256,9 @@ def main() -> None:
             conn.execute("INSERT INTO bench (id, name, qty) SELECT g, 'name-' || g, g %% 100 "
                          "FROM generate_series(1, %s) g", (n,))
             conn.execute("VACUUM ANALYZE bench")
+            backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        postmaster = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1]
+                         .split()[1])
         config = {"connector.class": "io.debezium.connector.postgresql.PostgresConnector",
                   "database.hostname": "127.0.0.1", "database.port": str(pg.port),
                   "database.user": "postgres", "database.password": PASSWORD,
@@ -245,11 +300,13 @@ def main() -> None:
             except requests.RequestException:
                 return False
         wait(healthy, "the worker")
-        started = time.perf_counter()
-        requests.post(base + "/connectors", json={"name": NAME, "config": config},
-                      timeout=30).raise_for_status()
-        wait(lambda: offset(base).get("snapshot_completed"), "the snapshot")
-        snapshot_s = time.perf_counter() - started
+        # The offsets are stored every second (offset.flush.interval.ms): asking every
+        # 0.1 s costs the worker little and the figures at most 0.1 s.
+        with Accounting(worker.pid, postmaster) as snap_cpu:
+            requests.post(base + "/connectors", json={"name": NAME, "config": config},
+                          timeout=30).raise_for_status()
+            wait(lambda: offset(base).get("snapshot_completed"), "the snapshot", every=0.1)
+        snapshot_s = snap_cpu.wall
         # Streaming: the raw slots exist before the writes.
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute("SELECT pg_create_logical_replication_slot('raw', 'pgoutput')")
@@ -265,12 +322,14 @@ def main() -> None:
             marker = conn.execute("INSERT INTO bench (id, name, qty) VALUES (0, 'marker', 0)"
                                   " RETURNING txid_current()").fetchone()[0]
             end_lsn = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
-        started = time.perf_counter()
-        requests.put(f"{base}/connectors/{NAME}/resume", timeout=10).raise_for_status()
-        wait(lambda: offset(base).get("txId") == marker, "the marker's offset")
-        stream_s = time.perf_counter() - started
+        with Accounting(worker.pid, postmaster) as stream_cpu:
+            requests.put(f"{base}/connectors/{NAME}/resume", timeout=10).raise_for_status()
+            wait(lambda: offset(base).get("txId") == marker, "the marker's offset",
+                 every=0.1)
+        stream_s = stream_cpu.wall
         changes = 2 * n + 1
-        raw_changes, raw_s = raw_stream(cfg, "raw", marker)
+        with Accounting(None, postmaster) as raw_cpu:
+            raw_changes, raw_s = raw_stream(cfg, "raw", marker)
         assert raw_changes == changes, (raw_changes, changes)
         sql_result = None if args.skip_sql else raw_sql(dsn, "rawsql", cfg.publication_name,
                                                         end_lsn)
@@ -281,7 +340,13 @@ def main() -> None:
             "streaming_changes_per_s": round(changes / stream_s),
             "raw_slot_stream_changes_per_s": round(raw_changes / raw_s),
             "streaming_vs_raw": round((changes / stream_s) / (raw_changes / raw_s), 3),
+            **snap_cpu.report("snapshot", n),
+            **stream_cpu.report("streaming", changes),
+            "raw_slot_cpu_us_per_change": round(RAW_CPU_S / raw_changes * 1e6, 2),
+            **raw_cpu.report("raw", raw_changes),
+            "load_average_1m_at_end": round(os.getloadavg()[0], 1),
         }
+        del result["raw_worker_cpu_us_per_row"]
         if sql_result is not None:
             result["raw_sql_interface_changes_per_s"] = round(sql_result[0] / sql_result[1])
         print(json.dumps(result, indent=2))
