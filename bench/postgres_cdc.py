@@ -22,9 +22,16 @@ One PostgreSQL (``tests/postgres_process.py``) and one ``ferry connect standalon
    third slot, the alternative it does not use.
 
 With ``--connector-only`` no worker runs: the task is driven in this process (``poll()``
-in a loop, offsets "stored" by a fake store, no converter, no log), so the figures are
-the connector's own cost per row (snapshot and streaming of the same writes), beside the
-raw slot read of the same changes.
+in a loop, offsets "stored" by a fake store, no converter, no log, the worker's garbage
+collector thresholds), so the figures are the connector's own cost per row (snapshot and
+streaming of the same writes), beside the raw slot read of the same changes.
+
+Each phase reports the CPU time per row of the worker process (all its threads) and of
+PostgreSQL (the postmaster and its backends and walsenders), and ``other_load_cores``:
+how many cores everything else on the machine kept busy meanwhile. On a shared machine
+the wall-clock rates fall with that load; the CPU per row stays comparable between
+runs, and ``1e6 / worker_cpu_us_per_row`` is the rate the worker reaches with a core to
+itself.
 """
 
 from __future__ import annotations
@@ -178,8 +185,10 @@ def connector_only(pg: PostgresProcess, config: dict[str, str], n: int) -> dict:
     sys.path.insert(0, str(REPO / "tests" / "unit" / "connectors"))
     from conn_fakes import FakeOffsetStore, FakeSourceTaskContext
 
+    from connect.runtime.process_tuning import tune_gc_for_record_streams
     from connectors.postgres import PostgresSourceTask
 
+    tune_gc_for_record_streams()  # as the worker process does (`ferry connect`)
     props = {**config, "poll.interval.ms": "100"}
     task = PostgresSourceTask()
     task.initialize(FakeSourceTaskContext(props, FakeOffsetStore()))
