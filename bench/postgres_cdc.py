@@ -24,7 +24,11 @@ One PostgreSQL (``tests/postgres_process.py``) and one ``ferry connect standalon
 With ``--connector-only`` no worker runs: the task is driven in this process (``poll()``
 in a loop, offsets "stored" by a fake store, no converter, no log, the worker's garbage
 collector thresholds), so the figures are the connector's own cost per row (snapshot and
-streaming of the same writes), beside the raw slot read of the same changes.
+streaming of the same writes), beside the raw slot read of the same changes. With
+``--in-process`` each polled batch also goes through the worker's record path (its
+``_convert`` with JsonConverter key and value, then produce to an ``embedded:`` log),
+still on the one thread: the worker's work without the worker, its REST server and the
+bench's offset polling.
 
 Each phase reports the CPU time per row of the worker process (all its threads) and of
 PostgreSQL (the postmaster and its backends and walsenders), and ``other_load_cores``:
@@ -179,9 +183,13 @@ def raw_sql(dsn: str, slot: str, pub: str, until_lsn: str) -> tuple[int, float]:
     return changes, time.perf_counter() - started
 
 
-def connector_only(pg: PostgresProcess, config: dict[str, str], n: int) -> dict:
+def connector_only(pg: PostgresProcess, config: dict[str, str], n: int,
+                   data_dir: Path | None = None) -> dict:
     """The task alone: snapshot, then the 2n + 1 streamed changes, ``poll()`` until every
-    record is returned; the raw slot read of the same changes as the limit."""
+    record is returned; the raw slot read of the same changes as the limit. With
+    ``data_dir``, every batch also takes the worker's record path: ``_convert``
+    (JsonConverter key and value, with schemas) and produce to an ``embedded:`` log there
+    (``--in-process``: the worker's work on the task thread, without the worker)."""
     sys.path.insert(0, str(REPO / "tests" / "unit" / "connectors"))
     from conn_fakes import FakeOffsetStore, FakeSourceTaskContext
 
@@ -195,6 +203,7 @@ def connector_only(pg: PostgresProcess, config: dict[str, str], n: int) -> dict:
     task.start(props)
 
     cpu: dict[str, float] = {}
+    send, close = (None, None) if data_dir is None else _record_path(data_dir)
 
     def drain(count: int, phase: str) -> float:
         got, started, cpu_started = 0, time.perf_counter(), time.process_time()
@@ -203,6 +212,8 @@ def connector_only(pg: PostgresProcess, config: dict[str, str], n: int) -> dict:
             records = task.poll()
             if records:
                 got += len(records)
+                if send is not None:
+                    send(records)
         if got < count:
             raise SystemExit(f"the task returned {got} records of {count}")
         cpu[phase] = time.process_time() - cpu_started
@@ -223,6 +234,8 @@ def connector_only(pg: PostgresProcess, config: dict[str, str], n: int) -> dict:
         stream_s = drain(changes, "stream")
     finally:
         task.stop()
+        if close is not None:
+            close()
     raw_changes, raw_s = raw_stream(PostgresConfig.parse(config), "raw", marker)
     return {
         "rows": n,
@@ -242,6 +255,36 @@ def connector_only(pg: PostgresProcess, config: dict[str, str], n: int) -> dict:
     }
 
 
+def _record_path(data_dir: Path):
+    """``(send(records), close())``: what the worker does with a polled batch (``_convert`` with
+    JsonConverter key and value, then one produce per topic to an ``embedded:`` log)."""
+    from connect.converters.json import JsonConverter
+    from connect.runtime.worker_source_task import WorkerSourceTask
+    from connect.transforms.chain import TransformationChain
+    from core.backends.embedded import EmbeddedBackend
+
+    key_conv, value_conv, header_conv = JsonConverter(), JsonConverter(), JsonConverter()
+    key_conv.configure({}, is_key=True)
+    value_conv.configure({}, is_key=False)
+    chain = TransformationChain()
+    convert = WorkerSourceTask._convert
+    backend = EmbeddedBackend(str(data_dir))
+    created: set[str] = set()
+
+    def send(records) -> None:
+        by_topic: dict[str, list] = {}
+        for record in records:
+            topic, produced = convert(record, None, key_conv, value_conv,  # type: ignore[arg-type, misc]
+                                      header_conv, chain)
+            by_topic.setdefault(topic, []).append(produced)
+        for topic, batch in by_topic.items():
+            if topic not in created:
+                backend.create_topic(topic, 1)
+                created.add(topic)
+            backend.produce(topic, batch)
+    return send, backend.close
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -251,6 +294,9 @@ def main() -> None:
     parser.add_argument("--connector-only", action="store_true",
                         help="drive the task in-process, no worker or converter: the "
                              "connector's own cost per row")
+    parser.add_argument("--in-process", action="store_true",
+                        help="as --connector-only, plus the worker's record path (converter "
+                             "and log) on the same thread, without the worker")
     args = parser.parse_args()
     n = args.rows
     pg = PostgresProcess()
@@ -278,8 +324,12 @@ def main() -> None:
                   "topic.creation.default.partitions": "1",
                   "topic.creation.default.replication.factor": "1"}
         cfg = PostgresConfig.parse(config)
-        if args.connector_only:
-            print(json.dumps(connector_only(pg, config, n), indent=2))
+        if args.connector_only or args.in_process:
+            result = connector_only(pg, config, n, tmp / "data" if args.in_process else None)
+            if args.in_process:
+                result = {k.replace("connector_only", "in_process"): v
+                          for k, v in result.items()}
+            print(json.dumps(result, indent=2))
             return
         # Reference for the snapshot: the rows through a server-side cursor, as text.
         with psycopg.connect(dsn) as conn:
