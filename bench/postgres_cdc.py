@@ -22,9 +22,20 @@ One PostgreSQL (``tests/postgres_process.py``) and one ``ferry connect standalon
    third slot, the alternative it does not use.
 
 With ``--connector-only`` no worker runs: the task is driven in this process (``poll()``
-in a loop, offsets "stored" by a fake store, no converter, no log), so the figures are
-the connector's own cost per row (snapshot and streaming of the same writes), beside the
-raw slot read of the same changes.
+in a loop, offsets "stored" by a fake store, no converter, no log, the worker's garbage
+collector thresholds), so the figures are the connector's own cost per row (snapshot and
+streaming of the same writes), beside the raw slot read of the same changes. With
+``--in-process`` each polled batch also goes through the worker's record path (its
+``_convert`` with JsonConverter key and value, then produce to an ``embedded:`` log),
+still on the one thread: the worker's work without the worker, its REST server and the
+bench's offset polling.
+
+Each phase reports the CPU time per row of the worker process (all its threads) and of
+PostgreSQL (the postmaster and its backends and walsenders), and ``other_load_cores``:
+how many cores everything else on the machine kept busy meanwhile. On a shared machine
+the wall-clock rates fall with that load; the CPU per row stays comparable between
+runs, and ``1e6 / worker_cpu_us_per_row`` is the rate the worker reaches with a core to
+itself.
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 import psycopg  # noqa: E402
 from postgres_process import PASSWORD, PostgresProcess  # noqa: E402
 
+from bench._cpu_accounting import machine_busy_s, process_cpu_s  # noqa: E402
 from bench._servers import free_port  # noqa: E402
 from connectors.postgres import pgoutput  # noqa: E402
 from connectors.postgres.config import PostgresConfig  # noqa: E402
@@ -56,13 +68,13 @@ NAME = "bench-cdc"
 RAW_CPU_S = 0.0
 
 
-def wait(cond, what: str, timeout: float = 1800.0):
+def wait(cond, what: str, timeout: float = 1800.0, every: float = 0.02):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         got = cond()
         if got:
             return got
-        time.sleep(0.02)
+        time.sleep(every)
     raise SystemExit(f"timed out waiting for {what}")
 
 
@@ -73,6 +85,57 @@ def offset(base: str) -> dict:
         return {}
     offsets = found.get("offsets") or []
     return offsets[0]["offset"] if offsets else {}
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds of process ``pid``, its live children and the children it reaped
+    (PostgreSQL's postmaster: every backend and walsender, ended ones included)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:  # ppid
+            total += (int(fields[11]) + int(fields[12])) / tick
+    try:
+        own = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return total
+    return total + sum(int(v) for v in own[11:15]) / tick
+
+
+class Accounting:
+    """CPU of the worker, of PostgreSQL and of everything else on the machine over one
+    timed phase, as shares of one core (the machine has ``os.cpu_count()``)."""
+
+    def __init__(self, worker_pid: int | None, postmaster_pid: int) -> None:
+        self.pids = (worker_pid, postmaster_pid)
+
+    def __enter__(self) -> Accounting:
+        self.start = (time.perf_counter(), self._worker(), tree_cpu_s(self.pids[1]),
+                      machine_busy_s(), time.process_time())
+        return self
+
+    def _worker(self) -> float:
+        return process_cpu_s(self.pids[0]) if self.pids[0] is not None else 0.0
+
+    def __exit__(self, *exc: object) -> None:
+        wall, worker, pg, busy, own = self.start
+        self.wall = time.perf_counter() - wall
+        self.worker_cpu = self._worker() - worker
+        self.pg_cpu = tree_cpu_s(self.pids[1]) - pg
+        self.bench_cpu = time.process_time() - own
+        self.other_cpu = max(0.0, machine_busy_s() - busy - self.worker_cpu - self.pg_cpu
+                             - self.bench_cpu)
+
+    def report(self, phase: str, count: int) -> dict:
+        """Per-row CPU of the worker (all its threads) and PostgreSQL, and the load the
+        rest of the machine put on it meanwhile (cores busy with anything else)."""
+        return {f"{phase}_worker_cpu_us_per_row": round(self.worker_cpu / count * 1e6, 2),
+                f"{phase}_postgres_cpu_us_per_row": round(self.pg_cpu / count * 1e6, 2),
+                f"{phase}_other_load_cores": round(self.other_cpu / self.wall, 2)}
 
 
 def raw_stream(cfg: PostgresConfig, slot: str, until_xid: int) -> tuple[int, float]:
@@ -120,20 +183,27 @@ def raw_sql(dsn: str, slot: str, pub: str, until_lsn: str) -> tuple[int, float]:
     return changes, time.perf_counter() - started
 
 
-def connector_only(pg: PostgresProcess, config: dict[str, str], n: int) -> dict:
+def connector_only(pg: PostgresProcess, config: dict[str, str], n: int,
+                   data_dir: Path | None = None) -> dict:
     """The task alone: snapshot, then the 2n + 1 streamed changes, ``poll()`` until every
-    record is returned; the raw slot read of the same changes as the limit."""
+    record is returned; the raw slot read of the same changes as the limit. With
+    ``data_dir``, every batch also takes the worker's record path: ``_convert``
+    (JsonConverter key and value, with schemas) and produce to an ``embedded:`` log there
+    (``--in-process``: the worker's work on the task thread, without the worker)."""
     sys.path.insert(0, str(REPO / "tests" / "unit" / "connectors"))
     from conn_fakes import FakeOffsetStore, FakeSourceTaskContext
 
+    from connect.runtime.process_tuning import tune_gc_for_record_streams
     from connectors.postgres import PostgresSourceTask
 
+    tune_gc_for_record_streams()  # as the worker process does (`ferry connect`)
     props = {**config, "poll.interval.ms": "100"}
     task = PostgresSourceTask()
     task.initialize(FakeSourceTaskContext(props, FakeOffsetStore()))
     task.start(props)
 
     cpu: dict[str, float] = {}
+    send, close = (None, None) if data_dir is None else _record_path(data_dir)
 
     def drain(count: int, phase: str) -> float:
         got, started, cpu_started = 0, time.perf_counter(), time.process_time()
@@ -142,6 +212,8 @@ def connector_only(pg: PostgresProcess, config: dict[str, str], n: int) -> dict:
             records = task.poll()
             if records:
                 got += len(records)
+                if send is not None:
+                    send(records)
         if got < count:
             raise SystemExit(f"the task returned {got} records of {count}")
         cpu[phase] = time.process_time() - cpu_started
@@ -162,6 +234,8 @@ def connector_only(pg: PostgresProcess, config: dict[str, str], n: int) -> dict:
         stream_s = drain(changes, "stream")
     finally:
         task.stop()
+        if close is not None:
+            close()
     raw_changes, raw_s = raw_stream(PostgresConfig.parse(config), "raw", marker)
     return {
         "rows": n,
@@ -181,6 +255,36 @@ def connector_only(pg: PostgresProcess, config: dict[str, str], n: int) -> dict:
     }
 
 
+def _record_path(data_dir: Path):
+    """``(send(records), close())``: what the worker does with a polled batch (``_convert`` with
+    JsonConverter key and value, then one produce per topic to an ``embedded:`` log)."""
+    from connect.converters.json import JsonConverter
+    from connect.runtime.worker_source_task import WorkerSourceTask
+    from connect.transforms.chain import TransformationChain
+    from core.backends.embedded import EmbeddedBackend
+
+    key_conv, value_conv, header_conv = JsonConverter(), JsonConverter(), JsonConverter()
+    key_conv.configure({}, is_key=True)
+    value_conv.configure({}, is_key=False)
+    chain = TransformationChain()
+    convert = WorkerSourceTask._convert
+    backend = EmbeddedBackend(str(data_dir))
+    created: set[str] = set()
+
+    def send(records) -> None:
+        by_topic: dict[str, list] = {}
+        for record in records:
+            topic, produced = convert(record, None, key_conv, value_conv,  # type: ignore[arg-type, misc]
+                                      header_conv, chain)
+            by_topic.setdefault(topic, []).append(produced)
+        for topic, batch in by_topic.items():
+            if topic not in created:
+                backend.create_topic(topic, 1)
+                created.add(topic)
+            backend.produce(topic, batch)
+    return send, backend.close
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -190,6 +294,9 @@ def main() -> None:
     parser.add_argument("--connector-only", action="store_true",
                         help="drive the task in-process, no worker or converter: the "
                              "connector's own cost per row")
+    parser.add_argument("--in-process", action="store_true",
+                        help="as --connector-only, plus the worker's record path (converter "
+                             "and log) on the same thread, without the worker")
     args = parser.parse_args()
     n = args.rows
     pg = PostgresProcess()
@@ -204,6 +311,9 @@ def main() -> None:
             conn.execute("INSERT INTO bench (id, name, qty) SELECT g, 'name-' || g, g %% 100 "
                          "FROM generate_series(1, %s) g", (n,))
             conn.execute("VACUUM ANALYZE bench")
+            backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        postmaster = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1]
+                         .split()[1])
         config = {"connector.class": "io.debezium.connector.postgresql.PostgresConnector",
                   "database.hostname": "127.0.0.1", "database.port": str(pg.port),
                   "database.user": "postgres", "database.password": PASSWORD,
@@ -214,8 +324,12 @@ def main() -> None:
                   "topic.creation.default.partitions": "1",
                   "topic.creation.default.replication.factor": "1"}
         cfg = PostgresConfig.parse(config)
-        if args.connector_only:
-            print(json.dumps(connector_only(pg, config, n), indent=2))
+        if args.connector_only or args.in_process:
+            result = connector_only(pg, config, n, tmp / "data" if args.in_process else None)
+            if args.in_process:
+                result = {k.replace("connector_only", "in_process"): v
+                          for k, v in result.items()}
+            print(json.dumps(result, indent=2))
             return
         # Reference for the snapshot: the rows through a server-side cursor, as text.
         with psycopg.connect(dsn) as conn:
@@ -245,11 +359,13 @@ def main() -> None:
             except requests.RequestException:
                 return False
         wait(healthy, "the worker")
-        started = time.perf_counter()
-        requests.post(base + "/connectors", json={"name": NAME, "config": config},
-                      timeout=30).raise_for_status()
-        wait(lambda: offset(base).get("snapshot_completed"), "the snapshot")
-        snapshot_s = time.perf_counter() - started
+        # The offsets are stored every second (offset.flush.interval.ms): asking every
+        # 0.1 s costs the worker little and the figures at most 0.1 s.
+        with Accounting(worker.pid, postmaster) as snap_cpu:
+            requests.post(base + "/connectors", json={"name": NAME, "config": config},
+                          timeout=30).raise_for_status()
+            wait(lambda: offset(base).get("snapshot_completed"), "the snapshot", every=0.1)
+        snapshot_s = snap_cpu.wall
         # Streaming: the raw slots exist before the writes.
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute("SELECT pg_create_logical_replication_slot('raw', 'pgoutput')")
@@ -265,12 +381,14 @@ def main() -> None:
             marker = conn.execute("INSERT INTO bench (id, name, qty) VALUES (0, 'marker', 0)"
                                   " RETURNING txid_current()").fetchone()[0]
             end_lsn = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
-        started = time.perf_counter()
-        requests.put(f"{base}/connectors/{NAME}/resume", timeout=10).raise_for_status()
-        wait(lambda: offset(base).get("txId") == marker, "the marker's offset")
-        stream_s = time.perf_counter() - started
+        with Accounting(worker.pid, postmaster) as stream_cpu:
+            requests.put(f"{base}/connectors/{NAME}/resume", timeout=10).raise_for_status()
+            wait(lambda: offset(base).get("txId") == marker, "the marker's offset",
+                 every=0.1)
+        stream_s = stream_cpu.wall
         changes = 2 * n + 1
-        raw_changes, raw_s = raw_stream(cfg, "raw", marker)
+        with Accounting(None, postmaster) as raw_cpu:
+            raw_changes, raw_s = raw_stream(cfg, "raw", marker)
         assert raw_changes == changes, (raw_changes, changes)
         sql_result = None if args.skip_sql else raw_sql(dsn, "rawsql", cfg.publication_name,
                                                         end_lsn)
@@ -281,7 +399,13 @@ def main() -> None:
             "streaming_changes_per_s": round(changes / stream_s),
             "raw_slot_stream_changes_per_s": round(raw_changes / raw_s),
             "streaming_vs_raw": round((changes / stream_s) / (raw_changes / raw_s), 3),
+            **snap_cpu.report("snapshot", n),
+            **stream_cpu.report("streaming", changes),
+            "raw_slot_cpu_us_per_change": round(RAW_CPU_S / raw_changes * 1e6, 2),
+            **raw_cpu.report("raw", raw_changes),
+            "load_average_1m_at_end": round(os.getloadavg()[0], 1),
         }
+        del result["raw_worker_cpu_us_per_row"]
         if sql_result is not None:
             result["raw_sql_interface_changes_per_s"] = round(sql_result[0] / sql_result[1])
         print(json.dumps(result, indent=2))

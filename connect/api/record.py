@@ -146,7 +146,9 @@ class SourceRecord(ConnectRecord):
             "kafka_partition": kafka_partition,
             "key_schema": key_schema, "key": key, "value_schema": value_schema,
             "value": value, "timestamp": timestamp,
-            "headers": headers if type(headers) is Headers else _headers(headers),
+            # None, the common case, without a call: each record owns its Headers.
+            "headers": Headers() if headers is None else headers if type(headers) is Headers
+            else _headers(headers),
             "source_partition": source_partition, "source_offset": source_offset})
 
     @staticmethod

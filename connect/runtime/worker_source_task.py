@@ -168,7 +168,8 @@ class WorkerSourceTask(WorkerTask):
             return None
         topic = out.topic
         raw: list[tuple[str, bytes | None]] = []
-        for h in out.headers:
+        # Most records carry no headers (an empty Headers is falsy): no loop set up.
+        for h in out.headers or ():
             try:
                 value = header_conv.from_connect_header(topic, h.key, h.schema, h.value)
             except Exception as exc:

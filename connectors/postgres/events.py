@@ -14,11 +14,12 @@ import datetime as dt
 import decimal
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from connect.api import Headers, Schema, SchemaBuilder, SourceRecord, Struct, Type
+from connectors.postgres.compiled import BatchMaker, EventMaker, compile_events, compile_row
 from connectors.postgres.config import PostgresConfig, TableId
 from connectors.postgres.pgoutput import UNCHANGED_TOAST
 from connectors.postgres.types import ColumnType, TypeMapper
@@ -176,7 +177,21 @@ class TableSchema:
             .field("ts_ns", Schema.OPTIONAL_INT64_SCHEMA)
             .build())
         self.column_names = tuple(names)
-        self._row_values = _compile_row(self._emitted, self._unchanged)
+        self._row_values = compile_row(self._emitted, self._unchanged)
+        self._makers: tuple[Mapping[str, Any], EventMaker, BatchMaker] | None = None
+
+    def makers(self, partition: Mapping[str, Any]) -> tuple[EventMaker, BatchMaker]:
+        """The generated record makers of this table for ``partition`` (see
+        ``compiled``), built on first use."""
+        made = self._makers
+        if made is None or made[0] is not partition:
+            event, batch = compile_events(
+                self._emitted, self._unchanged, topic=self.topic,
+                value_schema=self.value_schema, key_schema=self.key_schema,
+                key_positions=self._key_positions, envelope_schema=self.envelope_schema,
+                partition=partition)
+            made = self._makers = (partition, event, batch)
+        return made[1], made[2]
 
     def row_values(self, texts: Sequence[Any], old: Sequence[Any] | None = None
                    ) -> list[Any]:
@@ -215,26 +230,6 @@ class TableSchema:
         return Struct.from_values(self.key_schema,
                                   [all_values[i] for i in self._key_positions],
                                   validate=False)
-
-
-def _compile_row(emitted: Sequence[tuple[int, ColumnType, Any, Any]],
-                 unchanged: Callable[[int, Sequence[Any] | None], Any]
-                 ) -> Callable[[Sequence[Any], Sequence[Any] | None], list[Any]]:
-    """One function per table turning a row's texts into its values, with each column's
-    position, converter and fallback bound in: the per-row cost is then one list display,
-    not a loop over column descriptors (the connector's hottest path). The generated
-    source holds only positions and generated names, never a column's name or type."""
-    env: dict[str, Any] = {"_toast": UNCHANGED_TOAST, "_unchanged": unchanged}
-    lines = ["def row(texts, old=None):"]
-    items = []
-    for i, (pos, _ctype, fallback, convert) in enumerate(emitted):
-        env[f"c{i}"], env[f"f{i}"] = convert, fallback
-        lines.append(f"    t{i} = texts[{pos}]")
-        items.append(f"f{i} if t{i} is None else c{i}(t{i}) if t{i} is not _toast "
-                     f"else _unchanged({i}, old)")
-    lines.append("    return [" + ", ".join(items) + "]")
-    exec("\n".join(lines), env)  # the source is built from positions only
-    return env["row"]  # type: ignore[no-any-return]
 
 
 def _fallback(schema: Schema) -> Any:

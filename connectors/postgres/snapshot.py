@@ -132,7 +132,7 @@ class Snapshot:
         append = out.append
         now_us = time.time_ns() // 1000
         f = self.factory
-        change = f.change
+        partition = f.partition
         # The rows of one batch share their offset and source block (per table and
         # marker): neither is ever changed once built.
         offsets: dict[bool, dict[str, Any]] = {}
@@ -160,20 +160,14 @@ class Snapshot:
                     break
             ts, rows, markers = self._chunk
             at, end = self._at, min(len(rows), self._at + n - len(out))
-            row_and_key = ts.row_and_key
-            if markers is None:  # every row 'true': the tight loop
-                offset, source = offset_for(False), source_for(ts, "true")
-                for row in rows[at:end]:
-                    after, key = row_and_key(row)
-                    append(change(ts, "r", None, after, None, offset,  # type: ignore[arg-type]
-                                  key=key, source=source))
+            event, batch = ts.makers(partition)
+            if markers is None:  # every row 'true': one generated list comprehension
+                out += batch(rows[at:end], "r", source_for(ts, "true"), offset_for(False))
             else:
                 for i in range(at, end):
                     marker = markers[i]
                     last = marker == "last"
-                    after, key = row_and_key(rows[i])
-                    append(change(ts, "r", None, after, None,  # type: ignore[arg-type]
-                                  offset_for(last), key=key, source=source_for(ts, marker)))
+                    append(event(rows[i], "r", source_for(ts, marker), offset_for(last)))
                     if last:
                         # End the transaction now: its locks would hold up DDL until
                         # the next poll.

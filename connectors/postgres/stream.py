@@ -75,6 +75,7 @@ class ChangeStream:
         self._tx_total = 0
         self._tx_counts: dict[str, int] = {}
         self.in_transaction = False
+        self._tx_metadata = config.provide_transaction_metadata
 
     def handle(self, data_start: int, payload: bytes) -> list[SourceRecord]:
         msg = pg.decode(payload)
@@ -178,7 +179,13 @@ class ChangeStream:
         begin = self._begin
         if begin is None or self._skip_tx:
             return []
-        if self._counted_and_resumed(begin.xid, lsn):
+        # _counted_and_resumed, inline: this runs once per change.
+        if lsn == self._lsn:
+            self._at_lsn += 1
+        else:
+            self._lsn, self._at_lsn = lsn, 1
+        resume = self._resume
+        if resume is not None and resume.skips_event(begin.xid, lsn, self._at_lsn):
             return []
         # The event's position, as an offset dict at once (a Position is built only when
         # asked for): this runs once per change.
@@ -290,9 +297,9 @@ class ChangeStream:
         if isinstance(msg, pg.Insert):
             if "c" in skipped:
                 return []
-            after, key = ts.row_and_key(msg.new)
-            return [f.change(ts, "c", None, after, info, offset, self._tx_block(ts, begin),
-                             key=key)]
+            event = ts.makers(f.partition)[0]
+            return [event(msg.new, "c", f.source(ts.table, info), offset,
+                          self._tx_block(ts, begin) if self._tx_metadata else None)]
         if isinstance(msg, pg.Delete):
             if "d" in skipped:
                 return []
@@ -304,16 +311,18 @@ class ChangeStream:
             return out
         # Update: 'O' carries the whole old row (REPLICA IDENTITY FULL), 'K' the old
         # replica identity when it changed; without either the before image is unknown.
+        if msg.old is None:  # REPLICA IDENTITY DEFAULT, key unchanged: the common case
+            if "u" in skipped:
+                return []
+            event = ts.makers(f.partition)[0]
+            return [event(msg.new, "u", f.source(ts.table, info), offset,
+                          self._tx_block(ts, begin) if self._tx_metadata else None)]
         old = msg.old if msg.old_kind == "O" else None
         after, new_key = ts.row_and_key(msg.new, old)
-        if msg.old is None:
-            before = None
-        else:
-            before, old_key = ts.row_and_key(msg.old)
-            if new_key is not None and old_key is not None and \
-                    old_key.values() != new_key.values():
-                return self._key_change(ts, before, after, old_key, new_key, info, offset,
-                                        begin)
+        before, old_key = ts.row_and_key(msg.old)
+        if new_key is not None and old_key is not None and \
+                old_key.values() != new_key.values():
+            return self._key_change(ts, before, after, old_key, new_key, info, offset, begin)
         if "u" in skipped:
             return []
         return [f.change(ts, "u", before, after, info, offset, self._tx_block(ts, begin),

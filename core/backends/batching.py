@@ -32,9 +32,11 @@ def assign_partitions(topic: str, records: Sequence[ProducerRecord], count: int,
                       sticky: Callable[[], int]) -> dict[int, list[int]]:
     """Record positions grouped by partition, as Kafka's default partitioner places them:
     the explicit partition, else murmur2 of the key, else one sticky partition per call."""
-    if all(map(is_, map(_KEY, records), repeat(None))) and all(
-            map(is_, map(_PARTITION, records), repeat(None))):
-        return {sticky(): list(range(len(records)))}
+    no_partitions = all(map(is_, map(_PARTITION, records), repeat(None)))
+    if no_partitions and (count == 1 or all(map(is_, map(_KEY, records), repeat(None)))):
+        # One partition: every key hashes to it (no murmur2 per record; a CDC topic of
+        # keyed records is often a single partition), and the sticky one is it too.
+        return {0 if count == 1 else sticky(): list(range(len(records)))}
     groups: dict[int, list[int]] = {}
     sticky_partition = -1
     for i, record in enumerate(records):

@@ -86,6 +86,17 @@ def test_keyed_records_go_where_kafka_puts_them():
     assert sorted(i for ix in groups.values() for i in ix) == list(range(50))
 
 
+def test_a_single_partition_takes_every_record_without_hashing_and_checks_explicit_ones():
+    keyed = [ProducerRecord(key=b"k%d" % i, value=b"v") for i in range(5)]
+    mixed = [*keyed, ProducerRecord(value=b"unkeyed")]
+    assert assign_partitions("t", mixed, 1, lambda: 7) == {0: list(range(6))}
+    assert assign_partitions("t", [ProducerRecord(key=b"k", value=b"v", partition=0)], 1,
+                             lambda: 7) == {0: [0]}
+    with pytest.raises(be.UnknownTopicError, match="partition 1"):
+        assign_partitions("t", [*keyed, ProducerRecord(value=b"v", partition=1)], 1,
+                          lambda: 0)
+
+
 def test_unkeyed_records_share_the_sticky_partition_and_explicit_ones_stay():
     records = [ProducerRecord(value=b"a"), ProducerRecord(value=b"b", partition=3),
                ProducerRecord(value=b"c")]
