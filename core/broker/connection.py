@@ -65,8 +65,11 @@ _COALESCE_BELOW = 64 * 1024
 _WORKER_FRAME_BYTES = 64 * 1024
 # APIs whose handlers only read the log manager (safe from any thread) and whose work grows
 # with the request or the cluster: served on the worker thread, on its own event loop.
-_METADATA, _LIST_OFFSETS = 3, 2
+_PRODUCE, _METADATA, _LIST_OFFSETS = 0, 3, 2
 _WORKER_HANDLED = frozenset({_METADATA, _LIST_OFFSETS})
+# APIs whose answer stays small however large the request: a large Produce is answered
+# with a few bytes per partition, quicker to encode on the loop than to hand to a thread.
+_SMALL_ANSWERS = frozenset({_PRODUCE})
 _ids = itertools.count(1)
 _worker = threading.local()
 
@@ -355,8 +358,10 @@ class BrokerConnection(asyncio.BufferedProtocol):
                     within_quotas(None)  # an acks=0 Produce counts too
                 if response is None or self._closed:
                     return
-                chunks = await self._off_loop(lambda: encode(response)) if large \
-                    else encode(response)
+                if large and header.api_key not in _SMALL_ANSWERS:
+                    chunks = await self._off_loop(lambda: encode(response))
+                else:
+                    chunks = encode(response)
             if chunks is None or self._closed:
                 return
         except CloseConnection as exc:

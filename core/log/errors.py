@@ -32,6 +32,7 @@ __all__ = [
     "RecordTooLargeError",
     "StorageError",
     "TopicExistsError",
+    "UnexpectedAppendOffsetError",
     "UnknownTopicError",
 ]
 
@@ -59,6 +60,18 @@ class CorruptRecordError(InvalidRecordError):
 
 class RecordTooLargeError(StorageError):
     """A batch is larger than the topic's ``max.message.bytes``."""
+
+
+class UnexpectedAppendOffsetError(StorageError):
+    """A follower was given batches that start below its log end: its log ends inside a
+    batch of the leader's, a boundary the leader does not have. Nothing was appended; the
+    fetcher cuts its log to the leader's batch and fetches again (Kafka's
+    ``UnexpectedAppendOffsetException``)."""
+
+    def __init__(self, message: str, *, first_offset: int, log_end_offset: int):
+        super().__init__(message)
+        self.first_offset = first_offset
+        self.log_end_offset = log_end_offset
 
 
 class OffsetOutOfRangeError(StorageError):

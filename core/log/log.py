@@ -27,6 +27,7 @@ from core.log.errors import (
     LogDirOfflineError,
     OffsetOutOfRangeError,
     StorageError,
+    UnexpectedAppendOffsetError,
 )
 from core.log.flush_stats import FLUSH_STATS
 from core.log.flushing import FlushState
@@ -38,7 +39,7 @@ from core.log.scan import BatchInfo
 from core.log.segment import LogSegment
 from core.log.segment_list import SegmentList
 from core.log.start_offset import load_start_offset, save_start_offset
-from core.log.validation import require_keys, validate_append
+from core.log.validation import require_keys, validate_append, validate_follower_append
 
 __all__ = ["AppendInfo", "PartitionLog", "ReadResult"]
 
@@ -168,33 +169,79 @@ class PartitionLog:
                 for b in infos:
                     set_log_append_time(buf, now, b.position)
                 infos = [b._replace(max_timestamp=now) for b in infos]
-            try:
-                segment = self._maybe_roll(len(buf), records, len(infos), now)
-                offset = first_offset = self._segments.view.end_offset
-                for i, b in enumerate(infos):
-                    set_base_offset(buf, offset, b.position)
-                    last = offset + b.last_offset
-                    infos[i] = BatchInfo(b.position, offset, last, b.max_timestamp, b.size)
-                    offset = last + 1
-                segment.append(buf, infos, config.index_interval_bytes)
-            except (StorageError, OSError) as exc:
-                self._write_failed("append", exc, segment_damaged=self._segments.active.damaged)
-                if isinstance(exc, StorageError):
-                    raise
-                raise StorageError(f"cannot append to {self.topic}-{self.partition}: {exc}") \
-                    from exc
-            if segment.created_ms is None:
-                segment.created_ms = now
-            self._segments.appended(offset)
-            self._flush.note_append(segment, records, now)
-            flush_now = self._flush.due_by_count(config)
-            listeners = self._listeners
+            offset = first_offset = self._segments.view.end_offset
+            for i, b in enumerate(infos):
+                set_base_offset(buf, offset, b.position)
+                last = offset + b.last_offset
+                infos[i] = BatchInfo(b.position, offset, last, b.max_timestamp, b.size)
+                offset = last + 1
+            flush_now, listeners = self._store(buf, infos, records, now)
+        self._after_append(listeners, flush_now)
+        return AppendInfo(first_offset, offset - 1, now if config.log_append_time else -1,
+                          max(b.max_timestamp for b in infos))
+
+    def append_as_follower(self, batches: bytes | bytearray) -> AppendInfo:
+        """A follower's append of its leader's batches (Kafka's ``appendAsFollower``):
+        stored byte for byte, so every replica holds the leader's offsets, timestamps
+        (LogAppendTime ones included), partition leader epochs and CRCs.
+
+        The batches must be well formed with valid CRCs and continue the log: the first
+        may start past the log end (the leader's cleaner removed the offsets between),
+        never below it. A trailing partial batch is left out. Indexes, rolling and
+        count-based fsync (``flush.messages``) are as for ``append``; so are the errors,
+        plus UnexpectedAppendOffsetError for batches starting below the log end (nothing
+        is appended then).
+        """
+        buf = batches if type(batches) is bytearray else bytearray(batches)
+        infos, records, length = validate_follower_append(buf)
+        if length < len(buf):
+            buf = buf[:length]
+        with self._lock:
+            self._check_open()
+            self._check_writable()
+            end = self._segments.view.end_offset
+            first_offset = infos[0].base_offset
+            if first_offset < end:
+                raise UnexpectedAppendOffsetError(
+                    f"cannot append the leader's batches from offset {first_offset} to "
+                    f"{self.topic}-{self.partition}: its log already ends at {end}",
+                    first_offset=first_offset, log_end_offset=end)
+            flush_now, listeners = self._store(buf, infos, records, self._now_ms())
+        self._after_append(listeners, flush_now)
+        append_time = -1
+        if self.config.log_append_time:
+            append_time = max(b.max_timestamp for b in infos)
+        return AppendInfo(first_offset, infos[-1].last_offset, append_time,
+                          max(b.max_timestamp for b in infos))
+
+    def _store(self, buf: bytearray, infos: list[BatchInfo], records: int,
+               now: int) -> tuple[bool, list[Callable[[int], None]]]:
+        """Write batches whose offsets are set (caller holds ``_lock``): roll if needed,
+        append, move the log end. Returns whether a count-based flush is due, and the
+        listeners to call once the lock is released."""
+        config = self.config
+        last = infos[-1].last_offset
+        try:
+            segment = self._maybe_roll(len(buf), last, len(infos), now)
+            segment.append(buf, infos, config.index_interval_bytes)
+        except (StorageError, OSError) as exc:
+            self._write_failed("append", exc, segment_damaged=self._segments.active.damaged)
+            if isinstance(exc, StorageError):
+                raise
+            raise StorageError(f"cannot append to {self.topic}-{self.partition}: {exc}") \
+                from exc
+        if segment.created_ms is None:
+            segment.created_ms = now
+        self._segments.appended(last + 1)
+        self._flush.note_append(segment, records, now)
+        return self._flush.due_by_count(config), self._listeners
+
+    def _after_append(self, listeners: list[Callable[[int], None]], flush_now: bool) -> None:
+        """Outside ``_lock``: tell the listeners, then fsync if ``flush.messages`` says so."""
         for listener in listeners:
             self._notify(listener)
         if flush_now:
             self.flush()
-        return AppendInfo(first_offset, offset - 1, now if config.log_append_time else -1,
-                          max(b.max_timestamp for b in infos))
 
     def append_records(
         self,
@@ -211,10 +258,9 @@ class PartitionLog:
         batch = encode_batch(records, compression=compression, default_timestamp=now)
         return self.append(batch, now_ms=now)
 
-    def _maybe_roll(self, size: int, records: int, batches: int, now: int) -> LogSegment:
+    def _maybe_roll(self, size: int, last_offset: int, batches: int, now: int) -> LogSegment:
         """The segment to append to, after rolling if the active one is full or old."""
         segment = self._segments.active
-        last_offset = self._segments.view.end_offset + records - 1
         if segment.should_roll(self.config, size, last_offset, batches, now):
             return self._roll()
         return segment

@@ -7,7 +7,7 @@ from core.log.errors import InvalidRecordError, RecordTooLargeError
 from core.log.records import batch_size_at, decode_batch, validate_batch
 from core.log.scan import BatchInfo
 
-__all__ = ["require_keys", "validate_append"]
+__all__ = ["require_keys", "validate_append", "validate_follower_append"]
 
 
 def validate_append(buf: bytearray, config: TopicConfig) -> tuple[list[BatchInfo], int]:
@@ -43,6 +43,40 @@ def validate_append(buf: bytearray, config: TopicConfig) -> tuple[list[BatchInfo
     if not infos:
         raise InvalidRecordError("an append needs at least one record batch")
     return infos, records
+
+
+def validate_follower_append(buf: bytearray) -> tuple[list[BatchInfo], int, int]:
+    """Check a leader's batches for a follower's append (Kafka's ``appendAsFollower``):
+    whole, v2, CRC-32C, and offsets going up. Returns each batch's info with its own
+    offsets, the record count and the byte length to store: a trailing partial batch (a
+    size-limited fetch may end with one) is left out, as Kafka trims it.
+
+    Not checked, as in Kafka: producer rules (dense offset deltas, keys of a compacted
+    topic, ``max.message.bytes``). The leader enforced them when it accepted the batch,
+    and its cleaner leaves batches with holes in their offsets; refusing them here would
+    stop replication. Raises CorruptRecordError for a failed CRC, InvalidRecordError for a
+    malformed batch or one that does not start past the previous one."""
+    infos: list[BatchInfo] = []
+    records = 0
+    pos, n = 0, len(buf)
+    previous_last = -1
+    while pos < n:
+        size = batch_size_at(buf, pos)
+        if size is None or pos + size > n:
+            break
+        header = validate_batch(buf, pos)
+        if header.base_offset <= previous_last:
+            raise InvalidRecordError(
+                f"the leader's batches go back in offsets: offset {header.base_offset} "
+                f"follows {previous_last}")
+        infos.append(BatchInfo(pos, header.base_offset, header.last_offset,
+                               header.max_timestamp, header.size))
+        records += header.records_count
+        previous_last = header.last_offset
+        pos += header.size
+    if not infos:
+        raise InvalidRecordError("a follower's append needs at least one whole record batch")
+    return infos, records, pos
 
 
 def require_keys(buf: bytearray, infos: list[BatchInfo]) -> None:

@@ -1,9 +1,10 @@
 """A follower's fetcher (Kafka's ``ReplicaFetcherThread``): one connection to one leader,
 Kafka's Fetch v12 with this broker's id as ``replica_id`` for every partition it follows
 there, each from its log end with its current leader epoch and the epoch of its last
-batch. The leader answers records (appended here as they are, offsets and leader epochs
-kept), its high watermark, or a diverging epoch (the follower cuts its log there and
-fetches again, KIP-320/KIP-595's check).
+batch. The leader answers records (appended here byte for byte by
+``PartitionLog.append_as_follower``: offsets, timestamps, leader epochs and CRCs kept),
+its high watermark, or a diverging epoch (the follower cuts its log there and fetches
+again, KIP-320/KIP-595's check).
 
 Sizes are Kafka's replica fetcher's: up to ``replica.fetch.max.bytes`` per partition and
 ``replica.fetch.response.max.bytes`` in all, answered once ``replica.fetch.min.bytes``
@@ -27,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from kafka.protocol.consumer import FetchRequest, FetchResponse
 
 from core.broker.replication.leader_epoch import truncation_offset
-from core.log.errors import StorageError
-from core.log.records import iter_batches, parse_header
+from core.log.errors import StorageError, UnexpectedAppendOffsetError
+from core.log.records import iter_batches
 from core.protocol.client_security import ClientSecurity, ClientSecurityError
 from core.protocol.errors import ErrorCode
 
@@ -245,15 +246,18 @@ class ReplicaFetcher:
             return True
         records = part.records  # type: ignore[attr-defined]
         if records:
-            first = parse_header(records)
-            if first.base_offset != plog.log_end_offset:
-                return True  # an answer to an older fetch position: fetch again
             try:
                 if self.manager.state.appender.fsyncs(plog):
-                    await asyncio.to_thread(plog.append, bytearray(records))
+                    await asyncio.to_thread(plog.append_as_follower, records)
                 else:  # the page cache: quicker than a thread hop, as a leader's append
-                    plog.append(bytearray(records))
-            except StorageError as exc:
+                    plog.append_as_follower(records)
+            except UnexpectedAppendOffsetError as exc:
+                # The leader's batch holding our log end starts below it: our log has a
+                # batch boundary the leader's has not. The leader's batch is the truth.
+                await self._cut(replica, exc.first_offset,
+                                f"ends inside a batch of leader {self.leader_id}'s")
+                return True
+            except StorageError as exc:  # a corrupt answer or our disk: retry after backoff
                 log.error("%s-%d: cannot append replicated records: %s", replica.topic,
                           replica.partition, exc)
                 return False
@@ -265,7 +269,7 @@ class ReplicaFetcher:
     @staticmethod
     def _note_epochs(replica: Replica, records: bytes) -> bool:
         changed = False
-        for _, header in iter_batches(records):
+        for _, header in iter_batches(records, validate=False):  # the append checked CRCs
             changed |= replica.epochs.assign(header.partition_leader_epoch, header.base_offset)
         return changed
 

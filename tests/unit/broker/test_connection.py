@@ -3,6 +3,7 @@ connection while the broker keeps serving the others."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import struct
 from collections.abc import Iterator
@@ -117,3 +118,37 @@ def test_stop_closes_open_connections(tmp_path: Path) -> None:
         assert client.closed_by_peer()
     finally:
         client.close()
+
+
+def test_a_large_produce_is_answered_from_the_event_loop(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Produce of 64 KiB or more is decoded on the worker thread, but its few-byte
+    answer is encoded on the event loop: handing it to the worker costs about 4x the
+    encoding (docs/benchmarks.md). The encoder is wrapped to see where it runs."""
+    from broker_harness import produce
+
+    import core.broker.connection as connection
+    from core.log.records import encode_batch
+
+    on_loop: list[bool] = []
+    real = connection.encode_response
+
+    def spy(*args, **kwargs):
+        on_loop.append(asyncio._get_running_loop() is not None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(connection, "encode_response", spy)
+    broker = InProcessBroker(tmp_path)
+    try:
+        broker.manager.create_topic("big", 1)
+        client = broker.client()
+        batch = encode_batch([(None, bytes(1024), [], None) for _ in range(100)])
+        assert len(batch) > 100 * 1024
+        first = produce(client, "big", 0, bytes(batch))
+        second = produce(client, "big", 0, bytes(batch))
+        client.close()
+    finally:
+        broker.close()
+    assert (first.error_code, first.base_offset) == (0, 0)
+    assert (second.error_code, second.base_offset) == (0, 100)
+    assert on_loop == [True, True]
