@@ -163,10 +163,28 @@ class ReplicaManager:
                                 broker.registration.rack))
         return out
 
+    def controller_for_clients(self, live: list[int]) -> int:
+        """The ControllerId that Metadata and DescribeCluster give a client whose answer
+        lists the brokers ``live``: the active controller when it is one of them, else
+        this broker, else the first of them (-1 only when none is live). Any broker
+        forwards admin requests to the active controller, so, as Kafka's KRaft brokers
+        (which name a random live broker), the id is always one the client can reach:
+        librdkafka parks an admin request until the broker named controller is connected,
+        and never learns of a broker left out of the list, nor asks again for a
+        controller of -1 until some broker's state changes; the request then hangs until
+        the client's timeout, with no error."""
+        active = self.controller_id()
+        for candidate in (active, self.node_id):
+            if candidate is not None and candidate in live:
+                return candidate
+        return live[0] if live else -1
+
     async def create_topic(self, name: str, partitions: int, replication_factor: int | None,
                            configs: dict[str, str], timeout_s: float = 10.0) -> ErrorCode:
         """Create a topic through the active controller, then wait until this broker's
-        image holds it, so that the client's next Metadata here finds it."""
+        image holds it, so that the client's next Metadata here finds it; within
+        ``timeout_s`` in all (REQUEST_TIMED_OUT when no controller answered by then)."""
+        deadline = time.monotonic() + timeout_s
         reply = await self._submit("create_topic", {
             "name": name, "partitions": partitions, "replication_factor": replication_factor,
             "configs": configs}, timeout_s=timeout_s)
@@ -176,7 +194,6 @@ class ReplicaManager:
             if code == 41:  # NOT_CONTROLLER after retries: no controller answered
                 return ErrorCode.REQUEST_TIMED_OUT
             return ErrorCode(code)
-        deadline = time.monotonic() + timeout_s
         while name not in self.image.topics and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         return ErrorCode.NONE
