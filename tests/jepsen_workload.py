@@ -106,10 +106,12 @@ def node_of(nodes: list[ClusterNodeProcess], node_id: int) -> ClusterNodeProcess
 
 
 class Workload:
-    """One producer of increasing integers; delivery reports fill ``acknowledged``."""
+    """One producer of increasing integers; delivery reports fill ``acknowledged`` (and
+    ``acknowledged_at``: the ``time.monotonic()`` when ``send`` polled the report)."""
 
     def __init__(self, nodes: list[ClusterNodeProcess], **config: object) -> None:
         self.acknowledged: dict[int, tuple[int, int]] = {}
+        self.acknowledged_at: dict[int, float] = {}
         self.failed = 0
         self.sent = 0
         self.producer = Producer({"bootstrap.servers": bootstrap(nodes), "linger.ms": 2,
@@ -120,6 +122,7 @@ class Workload:
     def _report(self, err: object, msg: object) -> None:
         if err is None:
             self.acknowledged[int(msg.value())] = (msg.partition(), msg.offset())
+            self.acknowledged_at[int(msg.value())] = time.monotonic()
         else:
             self.failed += 1
 

@@ -100,6 +100,7 @@ class ReplicaManager:
         self.replicas: dict[tuple[str, int], Replica] = {}
         self._topic_ids: dict[str, str] = {}  # of the topics held here, to see re-creation
         self._applied = -1
+        self._strays_checked = False  # see _remove_strays
         self._fetchers: dict[int, Any] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._alters: set[asyncio.Task[None]] = set()
@@ -339,6 +340,8 @@ class ReplicaManager:
         next_isr_check = 0.0
         while True:
             try:
+                if not self._strays_checked:
+                    await self._remove_strays()
                 image = self.image
                 if image.offset != self._applied:
                     offset = image.offset
@@ -373,6 +376,29 @@ class ReplicaManager:
                     self._topic_ids[name] = topic.topic_id
                 await self._update(replica, spec)
         self._reconcile_fetchers()
+
+    async def _remove_strays(self) -> None:
+        """Once this broker's image holds its own registration, and so every change
+        committed before this broker (re)started, delete the local topics that the
+        metadata no longer has: deleted while this broker was down, they would otherwise
+        stay on its disk (Kafka's brokers delete such stray replicas at startup too).
+        Internal topics are kept: this broker makes its ``__consumer_offsets`` itself
+        before the controller's exists."""
+        epoch = self._broker_epoch()
+        image = self.image
+        if epoch is None or image.offset < epoch:
+            return
+        self._strays_checked = True
+        manager = self.state.manager
+        for name in manager.topics():
+            if name in image.topics or manager.topic(name).internal:
+                continue
+            try:
+                await asyncio.to_thread(manager.delete_topic, name)
+            except UnknownTopicError:
+                continue
+            log.info("deleted the local replicas of %s: the topic was deleted while this "
+                     "broker was away", name)
 
     async def _open(self, topic: str, partition: int, partitions: int,
                     configs: dict[str, str], spec: PartitionSpec) -> Replica:
