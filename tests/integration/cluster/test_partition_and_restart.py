@@ -184,7 +184,7 @@ def test_a_topic_deleted_while_a_node_was_down_leaves_its_disk_when_it_is_back(
                  == 2, 20, "the node fenced", nodes)
         admin = AdminClient({"bootstrap.servers": bootstrap(up)})
         admin.delete_topics([TOPIC], operation_timeout=10)[TOPIC].result(timeout=30)
-        assert TOPIC not in cluster_view(up)["topics"]
+        wait_for(lambda: TOPIC not in cluster_view(up)["topics"], 20, "the deletion", nodes)
         absent.start()
         ready(nodes)
         wait_for(lambda: not any(absent.data_dir.glob(f"{TOPIC}-*")), 20,
