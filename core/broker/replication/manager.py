@@ -379,11 +379,12 @@ class ReplicaManager:
 
     async def _remove_strays(self) -> None:
         """Once this broker's image holds its own registration, and so every change
-        committed before this broker (re)started, delete the local topics that the
-        metadata no longer has: deleted while this broker was down, they would otherwise
-        stay on its disk (Kafka's brokers delete such stray replicas at startup too).
-        Internal topics are kept: this broker makes its ``__consumer_offsets`` itself
-        before the controller's exists."""
+        committed before this broker (re)started, delete the local topics of which the
+        metadata gives this broker no replica: deleted while it was down (and maybe
+        created again elsewhere under the same name), they would otherwise stay on its
+        disk (Kafka's brokers delete such stray replicas at startup too). Internal topics
+        are kept: this broker makes its ``__consumer_offsets`` itself before the
+        controller's exists."""
         epoch = self._broker_epoch()
         image = self.image
         if epoch is None or image.offset < epoch:
@@ -391,7 +392,9 @@ class ReplicaManager:
         self._strays_checked = True
         manager = self.state.manager
         for name in manager.topics():
-            if name in image.topics or manager.topic(name).internal:
+            topic = image.topics.get(name)
+            if manager.topic(name).internal or (topic is not None and any(
+                    self.node_id in spec.replicas for spec in topic.partitions)):
                 continue
             try:
                 await asyncio.to_thread(manager.delete_topic, name)

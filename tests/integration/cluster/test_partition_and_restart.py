@@ -31,7 +31,7 @@ import pytest
 from broker_process import free_port
 from cluster_process import ClusterNodeProcess, running_cluster, wait_for
 from confluent_kafka import Consumer
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, NewTopic
 from fault_proxy import FaultNetwork
 from jepsen_workload import (
     SETTINGS,
@@ -175,13 +175,17 @@ def test_a_whole_cluster_sigkill_and_restart_loses_no_acknowledged_write(tmp_pat
         replicas_converge(nodes)
 
 
+@pytest.mark.parametrize("recreated", [False, True], ids=["deleted", "created-again"])
 def test_a_topic_deleted_while_a_node_was_down_leaves_its_disk_when_it_is_back(
-        tmp_path: Path) -> None:
+        tmp_path: Path, recreated: bool) -> None:
+    """Deleted while the node was down (and, in the second case, created again under the
+    same name on the two other brokers): the node's old replicas go when it is back."""
     with running_cluster(tmp_path, broker=True, **SETTINGS) as nodes:
         ready(nodes)
         create_topic(nodes)
         absent = nodes[2]
-        assert any(absent.data_dir.glob(f"{TOPIC}-*"))
+        wait_for(lambda: any(absent.data_dir.glob(f"{TOPIC}-*")), 20,
+                 f"node {absent.node_id}'s replicas", nodes)
         absent.kill()
         up = nodes[:2]
         wait_for(lambda: sum(not b["fenced"] for b in cluster_view(up)["brokers"].values())
@@ -189,11 +193,13 @@ def test_a_topic_deleted_while_a_node_was_down_leaves_its_disk_when_it_is_back(
         admin = AdminClient({"bootstrap.servers": bootstrap(up)})
         admin.delete_topics([TOPIC], operation_timeout=10)[TOPIC].result(timeout=30)
         wait_for(lambda: TOPIC not in cluster_view(up)["topics"], 20, "the deletion", nodes)
+        if recreated:  # on the two live brokers only: the absent node has no replica
+            admin.create_topics([NewTopic(TOPIC, 1, 2)])[TOPIC].result(timeout=30)
         absent.start()
         ready(nodes)
         wait_for(lambda: not any(absent.data_dir.glob(f"{TOPIC}-*")), 20,
                  f"{TOPIC}'s directories gone from node {absent.node_id}'s disk", nodes)
         for node in up:
-            assert not any(node.data_dir.glob(f"{TOPIC}-*"))
+            assert any(node.data_dir.glob(f"{TOPIC}-*")) == recreated
         # What the metadata still has stays: the internal offsets topic's replicas.
         assert any(absent.data_dir.glob("__consumer_offsets-*"))
