@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 
 from kafka.protocol.admin.topics import CreateTopicsRequest, CreateTopicsResponse
@@ -66,6 +67,8 @@ USE_DEFAULT = -1
 MAX_RECORDS_PER_OPERATION = 10_000
 #: File descriptors a new partition keeps open: its segment's log, offset and time index.
 FDS_PER_PARTITION = 3
+#: How long CreateTopics with no timeout_ms waits for the active controller in a cluster.
+CLUSTER_CREATE_TIMEOUT_S = 10.0
 #: Held while checking the descriptors left and creating partitions (CreateTopics and
 #: CreatePartitions), so that two requests cannot both pass the check and then run out.
 CREATION_LOCK = threading.Lock()
@@ -85,6 +88,10 @@ async def handle_create_topics(state: BrokerState, ctx: RequestContext) -> Creat
     repeated = duplicates([t.name for t in req.topics])
     results = []
     answered: set[str] = set()
+    # Kafka forwards a cluster's CreateTopics with its timeout_ms as the deadline of the
+    # whole request (0 or less: the broker's own bound).
+    deadline = time.monotonic() + (req.timeout_ms / 1000 if req.timeout_ms > 0
+                                   else CLUSTER_CREATE_TIMEOUT_S)
     for topic in req.topics:
         if topic.name in repeated:
             # Kafka's response is keyed by name: a repeated topic is answered once.
@@ -102,7 +109,8 @@ async def handle_create_topics(state: BrokerState, ctx: RequestContext) -> Creat
                 f"not authorized to create topic {topic.name}")))
             continue
         if state.replicas is not None:  # a cluster: the active controller decides
-            results.append(await _create_in_cluster(state, version, topic, req.validate_only))
+            results.append(await _create_in_cluster(state, version, topic, req.validate_only,
+                                                    deadline))
             continue
         try:
             plan = _plan(state, topic)
@@ -135,10 +143,11 @@ async def handle_create_topics(state: BrokerState, ctx: RequestContext) -> Creat
 
 
 async def _create_in_cluster(state: BrokerState, version: int,
-                             topic: CreateTopicsRequest.CreatableTopic, validate_only: bool
-                             ) -> object:
+                             topic: CreateTopicsRequest.CreatableTopic, validate_only: bool,
+                             deadline: float) -> object:
     """CreateTopics on a cluster node: the controller places the replicas (or refuses:
-    TOPIC_ALREADY_EXISTS, INVALID_REPLICATION_FACTOR with too few live brokers)."""
+    TOPIC_ALREADY_EXISTS, INVALID_REPLICATION_FACTOR with too few live brokers) by
+    ``deadline`` (``time.monotonic()``), else REQUEST_TIMED_OUT."""
     assert state.replicas is not None
     try:
         configs = config_values({c.name: c.value for c in topic.configs or ()}, "topic")
@@ -161,7 +170,9 @@ async def _create_in_cluster(state: BrokerState, version: int,
             raise AdminError(ErrorCode.TOPIC_ALREADY_EXISTS,
                              f"Topic '{topic.name}' already exists.")
         if not validate_only:
-            code = await state.replicas.create_topic(topic.name, partitions, factor, configs)
+            timeout_s = max(0.05, deadline - time.monotonic())
+            code = await state.replicas.create_topic(topic.name, partitions, factor, configs,
+                                                     timeout_s=timeout_s)
             if code != ErrorCode.NONE:
                 raise AdminError(code, state.replicas.last_error or code.name)
             log.info("created topic %s (%d partitions, replication factor %d) through the "

@@ -45,8 +45,7 @@ async def handle_describe_cluster(state: BrokerState, ctx: RequestContext
                       if cluster_allowed(state, ctx, AclOperation.DESCRIBE) else frozenset())
     if state.replicas is not None:  # a cluster: every live broker on the client's listener
         found = [(b, h, p, rack) for b, h, p, rack in state.replicas.live_brokers(ctx.listener)]
-        controller = state.replicas.controller_id()
-        controller_id = controller if controller is not None else -1
+        controller_id = state.replicas.controller_for_clients([b for b, _, _, _ in found])
     else:
         found = [(state.node_id, *state.advertised_for(ctx.listener), None)]
         controller_id = state.node_id

@@ -215,10 +215,10 @@ async def _cluster_metadata(state: BrokerState, ctx: RequestContext) -> Metadata
     cluster_operations = _authorized_operations(state, ctx, topics)
     brokers = [_Broker(node_id=broker_id, host=host, port=port, rack=rack)
                for broker_id, host, port, rack in replicas.live_brokers(ctx.listener)]
-    controller = replicas.controller_id()
     return MetadataResponse(
         throttle_time_ms=0, brokers=brokers, cluster_id=state.cluster_id,
-        controller_id=controller if controller is not None else -1, topics=topics,
+        controller_id=replicas.controller_for_clients([b.node_id for b in brokers]),
+        topics=topics,
         authorized_operations=cluster_operations)
 
 

@@ -65,6 +65,7 @@ class ReplicaManager(LeaderRequests, TopicAdmin, IsrUpdates):
         self.replicas: dict[tuple[str, int], Replica] = {}
         self._topic_ids: dict[str, str] = {}  # of the topics held here, to see re-creation
         self._applied = -1
+        self._strays_checked = False  # see _remove_strays
         self._fetchers: dict[int, Any] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._alters: set[asyncio.Task[None]] = set()
@@ -98,6 +99,8 @@ class ReplicaManager(LeaderRequests, TopicAdmin, IsrUpdates):
         next_isr_check = 0.0
         while True:
             try:
+                if not self._strays_checked:
+                    await self._remove_strays()
                 image = self.image
                 if image.offset != self._applied:
                     offset = image.offset
@@ -132,6 +135,32 @@ class ReplicaManager(LeaderRequests, TopicAdmin, IsrUpdates):
                     self._topic_ids[name] = topic.topic_id
                 await self._update(replica, spec)
         self._reconcile_fetchers()
+
+    async def _remove_strays(self) -> None:
+        """Once this broker's image holds its own registration, and so every change
+        committed before this broker (re)started, delete the local topics of which the
+        metadata gives this broker no replica: deleted while it was down (and maybe
+        created again elsewhere under the same name), they would otherwise stay on its
+        disk (Kafka's brokers delete such stray replicas at startup too). Internal topics
+        are kept: this broker makes its ``__consumer_offsets`` itself before the
+        controller's exists."""
+        epoch = self._broker_epoch()
+        image = self.image
+        if epoch is None or image.offset < epoch:
+            return
+        self._strays_checked = True
+        manager = self.state.manager
+        for name in manager.topics():
+            topic = image.topics.get(name)
+            if manager.topic(name).internal or (topic is not None and any(
+                    self.node_id in spec.replicas for spec in topic.partitions)):
+                continue
+            try:
+                await asyncio.to_thread(manager.delete_topic, name)
+            except UnknownTopicError:
+                continue
+            log.info("deleted the local replicas of %s: the topic was deleted while this "
+                     "broker was away", name)
 
     async def _open(self, topic: str, partition: int, partitions: int,
                     configs: dict[str, str], spec: PartitionSpec) -> Replica:
@@ -239,6 +268,22 @@ class ReplicaManager(LeaderRequests, TopicAdmin, IsrUpdates):
             fetcher.partitions_changed()
 
     # -- brokers ------------------------------------------------------------------------
+
+    def controller_for_clients(self, live: list[int]) -> int:
+        """The ControllerId that Metadata and DescribeCluster give a client whose answer
+        lists the brokers ``live``: the active controller when it is one of them, else
+        this broker, else the first of them (-1 only when none is live). Any broker
+        forwards admin requests to the active controller, so, as Kafka's KRaft brokers
+        (which name a random live broker), the id is always one the client can reach:
+        librdkafka parks an admin request until the broker named controller is connected,
+        and never learns of a broker left out of the list, nor asks again for a
+        controller of -1 until some broker's state changes; the request then hangs until
+        the client's timeout, with no error."""
+        active = self.controller_id()
+        for candidate in (active, self.node_id):
+            if candidate is not None and candidate in live:
+                return candidate
+        return live[0] if live else -1
 
     def leader_address(self, leader_id: int) -> tuple[str, int] | None:
         """The leader's inter-broker listener, from its registration."""

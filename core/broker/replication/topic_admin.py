@@ -32,12 +32,15 @@ class TopicAdmin:
     async def create_topic(self, name: str, partitions: int, replication_factor: int | None,
                            configs: dict[str, str], timeout_s: float = 10.0) -> ErrorCode:
         """Create a topic through the active controller, then wait until this broker's
-        image holds it, so that the client's next Metadata here finds it."""
+        image holds it, so that the client's next Metadata here finds it; within
+        ``timeout_s`` in all (REQUEST_TIMED_OUT when no controller answered by then)."""
+        deadline = time.monotonic() + timeout_s
         code = await self._ask("create_topic", {
             "name": name, "partitions": partitions, "replication_factor": replication_factor,
             "configs": configs}, timeout_s)
         if code == ErrorCode.NONE:
-            await self._until(lambda: name in self.image.topics, timeout_s)
+            await self._until(lambda: name in self.image.topics,
+                              max(0.0, deadline - time.monotonic()))
         return code
 
     async def add_partitions(self, name: str, total: int,
