@@ -9,11 +9,9 @@ defaults on every open, as Kafka does.
 from __future__ import annotations
 
 import logging
-import re
 import shutil
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -33,12 +31,18 @@ from core.log.errors import (
 from core.log.lock import DataDirLock
 from core.log.log import PartitionLog
 from core.log.maintenance import LogMaintenance, attempt
+from core.log.partition_dirs import (
+    remove_deleted_topics,
+    remove_new_partitions,
+    rename_aside,
+    set_aside_strays,
+    warn_strays,
+)
 from core.log.topic_metadata import (
     ZERO_TOPIC_ID,
     TopicMetadata,
     TopicMetadataStore,
     check_partition_count,
-    fsync_dir,
     new_topic_id,
     validate_topic_name,
 )
@@ -47,9 +51,6 @@ __all__ = ["LogManager", "TopicMetadata"]
 
 log = logging.getLogger(__name__)
 
-_PARTITION_DIR = re.compile(r".+-\d+")
-_DELETED_DIR = re.compile(r".+-\d+\.[0-9a-f]+-delete")
-_MAX_FILE_NAME = 255  # bytes, on every common file system
 _JOIN_TIMEOUT_S = 30.0  # a compaction pass in progress is allowed this long to finish
 
 
@@ -170,13 +171,13 @@ class LogManager:
                 return metadata
             self.health.check_writable()
             with self._writing(f"creation of topic {name}"):
-                self._set_aside_strays(name, range(partitions))
+                set_aside_strays(self.data_dir, name, range(partitions))
                 self._store.write(metadata)
                 try:
                     logs = self._open_logs(metadata, range(partitions))
                 except BaseException:
                     self._store.remove(name)
-                    self._remove_new_partitions(name, range(partitions))
+                    remove_new_partitions(self.data_dir, name, range(partitions))
                     raise
             self._topics[name] = _Topic(metadata, logs)
         self._maintenance.wake()
@@ -197,14 +198,14 @@ class LogManager:
             new_range = range(current, total)
             self.health.check_writable()
             with self._writing(f"new partitions of topic {name}"):
-                self._set_aside_strays(name, new_range)
+                set_aside_strays(self.data_dir, name, new_range)
                 metadata = replace(topic.metadata, partitions=total)
                 self._store.write(metadata)
                 try:
                     added = self._open_logs(metadata, new_range)
                 except BaseException:
                     self._store.write(topic.metadata)
-                    self._remove_new_partitions(name, new_range)
+                    remove_new_partitions(self.data_dir, name, new_range)
                     raise
             self._topics[name] = _Topic(metadata, topic.logs + added)
         log.info("topic %s grew from %d to %d partitions", name, current, total)
@@ -222,7 +223,7 @@ class LogManager:
             for plog in topic.logs:
                 attempt(plog.close, what="close for deletion", plog=plog)
                 try:
-                    doomed.append(self._rename_aside(name, plog.partition, "delete"))
+                    doomed.append(rename_aside(self.data_dir, name, plog.partition, "delete"))
                 except StorageError:
                     # The directory keeps its old name; a topic re-created with this name
                     # sets it aside as a stray instead of adopting its data.
@@ -410,49 +411,13 @@ class LogManager:
                 f"(first: {errors[0]}); recovery runs on the next open"
             ) from errors[0]
 
-    def _set_aside_strays(self, name: str, partitions: range) -> None:
-        # Directories without metadata (an interrupted delete, a copied-in directory) must not
-        # leak their data into a new topic; like Kafka's stray logs they are kept, renamed.
-        for p in partitions:
-            moved = self._rename_aside(name, p, "stray")
-            if moved is not None:
-                log.warning("partition directory %s-%d had no topic metadata; moved to %s "
-                            "(remove it if its data is not needed)", name, p, moved)
-
-    def _remove_new_partitions(self, name: str, partitions: range) -> None:
-        """Remove the directories a failed create made (strays were set aside before it, so
-        each ``name-p`` in ``partitions`` is new): nothing of the topic stays behind."""
-        for p in partitions:
-            shutil.rmtree(self.data_dir / f"{name}-{p}", ignore_errors=True)
-
-    def _rename_aside(self, topic: str, partition: int, kind: str) -> Path | None:
-        """Rename ``topic``-``partition``'s directory to ``NAME-P.<hex>-<kind>`` (None if
-        it does not exist), shortening the topic as Kafka does to fit 255 bytes."""
-        directory = self.data_dir / f"{topic}-{partition}"
-        suffix = f"-{partition}.{uuid.uuid4().hex}-{kind}"
-        target = self.data_dir / f"{topic[:_MAX_FILE_NAME - len(suffix)]}{suffix}"
-        try:
-            directory.rename(target)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise StorageError(f"cannot rename {directory} to {target}: {exc}") from exc
-        fsync_dir(self.data_dir)
-        return target
-
     # ------------------------------------------------------------------ recovery
 
     def _recover(self) -> None:
-        for path in self.data_dir.iterdir():
-            if path.is_dir() and _DELETED_DIR.fullmatch(path.name):
-                log.info("removing %s left by an earlier topic deletion", path)
-                shutil.rmtree(path, ignore_errors=True)
+        remove_deleted_topics(self.data_dir)
         for metadata in self._store.load_all():
             logs = self._open_logs(metadata, range(metadata.partitions))
             self._topics[metadata.name] = _Topic(metadata, logs)
         expected = {f"{name}-{p}" for name, topic in self._topics.items()
                     for p in range(topic.metadata.partitions)}
-        for path in self.data_dir.iterdir():
-            if path.is_dir() and path.name not in expected and _PARTITION_DIR.fullmatch(path.name):
-                log.warning("partition directory %s has no topic metadata; leaving it alone",
-                            path)
+        warn_strays(self.data_dir, expected)

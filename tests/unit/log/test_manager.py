@@ -377,7 +377,7 @@ def test_open_cleans_leftovers_and_leaves_strays_alone(
     stray = data_dir / "stray-0"
     stray.mkdir()
     (stray / "keep.me").write_text("data")
-    with caplog.at_level(logging.WARNING, logger="core.log.manager"):
+    with caplog.at_level(logging.WARNING, logger="core.log.partition_dirs"):
         mgr = LogManager.open(data_dir, background=False)
     try:
         assert not deleted.exists()
