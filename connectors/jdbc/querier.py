@@ -127,8 +127,9 @@ class TableQuerier:
 
         A table's columns are reflected on its first run and kept, as Confluent's
         querier keeps its prepared statement and derives the schema from the result's
-        metadata: reflecting, mapping the columns and compiling the statement cost
-        15-40 ms of CPU per run. The SELECT lists ``*``, so the result describes the
+        metadata: reflecting, mapping the columns and compiling the statement took
+        about 1 ms of the 1.4 ms of CPU a run took on a small, warm PostgreSQL
+        table (more on a cold one). The SELECT lists ``*``, so the result describes the
         table's columns as they are now; when their names or the driver's type codes
         differ from those seen at the reflection (a column added, dropped or retyped),
         the run is started again on a fresh reflection. A failed run (``close``) also
