@@ -1,0 +1,48 @@
+"""How ``tests/run`` spreads the suite over pytest-xdist workers (``--dist loadfile``).
+
+Each test module goes to one worker as a whole, so a module's expensive fixtures (one
+PostgreSQL, one broker, one moto or osmem server per module) start once, as in a serial
+run. On top of plain ``loadfile``, the modules of a directory in ``SHARED_SESSION_DIRS``
+go to one worker together: they share a session-scoped resource that is costly to start
+twice (the Spark suite's JVM, ~10 s and ~1 GB per session).
+
+Modules are handed out in collection order, not xdist's default of the most tests first:
+the few long integration modules (the demo, crash tests) then start early, and the many
+short unit modules fill the gaps at the end instead of a long module starting last.
+
+Loaded from ``tests/conftest.py``; without ``-n`` (or without pytest-xdist) it does
+nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+#: Directories (relative to the repository) whose modules run on one worker, one after
+#: the other, because they share a session-scoped fixture that is costly to start twice.
+SHARED_SESSION_DIRS = ("tests/integration/spark/",)
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work ``nodeid`` belongs to: its module, or its shared directory."""
+    module = nodeid.split("::", 1)[0]
+    for directory in SHARED_SESSION_DIRS:
+        if module.startswith(directory):
+            return directory
+    return module
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadfile":
+        return None  # an explicit other --dist mode is taken as asked
+    from xdist.scheduler import LoadFileScheduling
+
+    class ModuleScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    config.option.loadscopereorder = False
+    return ModuleScheduling(config, log)
