@@ -2,9 +2,8 @@
 
 Each test module goes to one worker as a whole, so a module's expensive fixtures (one
 PostgreSQL, one broker, one moto or osmem server per module) start once, as in a serial
-run. On top of plain ``loadfile``, the modules of a directory in ``SHARED_SESSION_DIRS``
-go to one worker together: they share a session-scoped resource that is costly to start
-twice (the Spark suite's JVM, ~10 s and ~1 GB per session).
+run. On top of plain ``loadfile``, the modules of a directory in ``ONE_WORKER_DIRS`` go to
+one worker together, one after the other (the reason is given for each).
 
 Modules are handed out in collection order, not xdist's default of the most tests first:
 the few long integration modules (the demo, crash tests) then start early, and the many
@@ -21,14 +20,21 @@ from typing import Any
 import pytest
 
 #: Directories (relative to the repository) whose modules run on one worker, one after
-#: the other, because they share a session-scoped fixture that is costly to start twice.
-SHARED_SESSION_DIRS = ("tests/integration/spark/",)
+#: the other, and why.
+ONE_WORKER_DIRS = {
+    # One session-scoped SparkSession for the suite: a JVM costs ~10 s and ~1 GB to start.
+    "tests/integration/spark/": "shared Spark session",
+    # Three-node clusters with 500 ms elections and 3 s broker sessions, faults injected on
+    # purpose: two such clusters at once on two cores would starve each other's heartbeats
+    # into failovers the tests did not cause.
+    "tests/integration/cluster/": "timing-sensitive clusters",
+}
 
 
 def scope_of(nodeid: str) -> str:
     """The unit of work ``nodeid`` belongs to: its module, or its shared directory."""
     module = nodeid.split("::", 1)[0]
-    for directory in SHARED_SESSION_DIRS:
+    for directory in ONE_WORKER_DIRS:
         if module.startswith(directory):
             return directory
     return module
