@@ -9,6 +9,10 @@ Modules are handed out in collection order, not xdist's default of the most test
 the few long integration modules (the demo, crash tests) then start early, and the many
 short unit modules fill the gaps at the end instead of a long module starting last.
 
+Every worker collects the whole suite and xdist refuses to run if two collections differ,
+so a test id must not be random (give a random parameter a fixed ``id=``). Servers bind
+ports from ``free_port``, which hands each worker its own slice of ports.
+
 Loaded from ``tests/conftest.py``; without ``-n`` (or without pytest-xdist) it does
 nothing.
 """
