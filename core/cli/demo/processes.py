@@ -57,6 +57,27 @@ def _ephemeral_range() -> tuple[int, int]:
 
 _handed_out: set[int] = set()
 _rng = random.SystemRandom()
+#: The lowest port ``free_port`` hands out: above the well-known and common service ports.
+_LOWEST = 10000
+
+
+def _own_slice(low: int, high: int) -> tuple[int, int]:
+    """The part of ``[low, high)`` this process may hand out.
+
+    Under pytest-xdist each worker (and every process it starts, which inherits its
+    environment) gets its own slice, so two workers never pick the same port: the memory
+    of handed-out ports is per process, and a port one worker picked may not be bound yet
+    when another worker probes it. Elsewhere the whole range is ours."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    try:
+        index = int(worker.removeprefix("gw"))
+        count = int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
+    except (KeyError, ValueError):
+        return low, high
+    if not 0 <= index < count:
+        return low, high
+    size = (high - low) // count
+    return low + index * size, low + (index + 1) * size
 
 
 def free_port() -> int:
@@ -64,11 +85,13 @@ def free_port() -> int:
 
     Chosen below the kernel's ephemeral range, so that no client connection (which takes
     its local port from that range) can grab it between this call and the server's bind,
-    and never the same port twice in one process. Falls back to the kernel's choice."""
+    never the same port twice in one process, and under pytest-xdist from this worker's
+    own slice of that range. Falls back to the kernel's choice."""
     low, _ = _ephemeral_range()
-    if low > 11000:
+    if low > _LOWEST + 1000:
+        first, end = _own_slice(_LOWEST, low)
         for _ in range(200):
-            port = _rng.randrange(10000, low)
+            port = _rng.randrange(first, end)
             if port in _handed_out:
                 continue
             with socket.socket() as s:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from broker_process import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "README.md"
@@ -45,19 +46,6 @@ EXPECTED_OUTPUT = {
     "topics create invoices": ["Created topic invoices.", "alice", "bob", "billing",
                                "Deleted topic invoices."],
 }
-
-
-def _free_ports(count: int) -> list[int]:
-    import socket
-
-    socks = [socket.socket() for _ in range(count)]
-    try:
-        for sock in socks:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in socks]
-    finally:
-        for sock in socks:
-            sock.close()
 
 
 def readme_blocks() -> list[tuple[str, str]]:
@@ -107,7 +95,7 @@ def stack(tmp_path: Path, shell_env: dict[str, str]) -> Iterator[dict[int, int]]
     """A fresh ``ferry up`` in ``tmp_path/work`` on free ports, ready; stopped after."""
     work = tmp_path / "work"
     work.mkdir()
-    ports = dict(zip(README_PORTS, _free_ports(len(README_PORTS)), strict=True))
+    ports = {readme_port: free_port() for readme_port in README_PORTS}
     log_path = tmp_path / "ferry-up.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(

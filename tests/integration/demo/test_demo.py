@@ -32,11 +32,18 @@ def _needs_everything() -> None:
         pytest.skip("; ".join(missing))
 
 
+def _as_from_a_terminal() -> None:
+    """Ctrl-C reaches the demo as from a terminal even when the test run itself ignores
+    SIGINT (bash ignores it in a command started with ``&`` without job control)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _ferry(*args: str, env: dict[str, str] | None = None, **kw) -> subprocess.Popen[str]:
     base = {k: v for k, v in os.environ.items() if k != "FERRY_LOG"}
     return subprocess.Popen([sys.executable, "-m", "core.cli", *args], cwd=REPO,
                             env={**base, **(env or {})}, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, **kw)
+                            stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=_as_from_a_terminal, **kw)
 
 
 def _demo_check(tmp_path: Path, *args: str) -> tuple[int, str]:
