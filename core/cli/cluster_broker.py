@@ -22,6 +22,7 @@ from core.broker.replication.groups import coordinate_groups, create_offsets_top
 from core.broker.replication.manager import ReplicaManager
 from core.broker.replication.observed import ClusterHealth
 from core.broker.security.inter_broker import inter_broker_security
+from core.broker.security.metadata_control import security_operation
 from core.broker.security.metadata_store import MetadataSecurityStore
 from core.broker.server import (
     BrokerServer,
@@ -76,7 +77,8 @@ async def _run(config: BrokerConfig, cluster: ClusterConfig,
     owner = {"command": "ferry broker (cluster node)", "listener": str(advertised)}
     manager, coordinator = await asyncio.to_thread(open_storage, config, data_dir, owner)
     quorum: ClusterService | MetadataObserver = (
-        ClusterService(cluster) if cluster.voters else MetadataObserver(cluster))
+        ClusterService(cluster, operations=security_operation) if cluster.voters
+        else MetadataObserver(cluster))
     if observability is not None:
         observability.cluster_check = ClusterHealth(
             cluster.node_id, quorum.lease, lambda: replicas,

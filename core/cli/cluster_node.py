@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from core.broker.config import BrokerConfigError, load_config_file
+from core.broker.security.metadata_control import security_operation
 from core.cli.errors import CliError
 from core.cli.options import parse_key_values
 from core.cluster.config import ClusterConfig, ClusterConfigError
@@ -56,7 +57,8 @@ async def _run(config: ClusterConfig) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     service: ClusterService | MetadataObserver = (
-        ClusterService(config) if config.voters else MetadataObserver(config))
+        ClusterService(config, operations=security_operation) if config.voters
+        else MetadataObserver(config))
     await service.start()
     try:
         await stop.wait()

@@ -19,7 +19,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.cluster import security_control
 from core.cluster.image import MetadataImage
 from core.cluster.records import (
     NO_LEADER,
@@ -96,37 +95,15 @@ class QuorumController:
     def _emit(self, record: MetadataRecord) -> None:
         self._last = self.append(record)
 
-    def _emit_all(self, records: list[MetadataRecord]) -> int | None:
+    def append_all(self, records: list[MetadataRecord]) -> int | None:
         """Append ``records``; the index of the last, or None when there were none (the
         caller then waits for what was decided before: nothing new needs committing)."""
         for record in records:
             self._emit(record)
         return self._last if records else None
 
-    def _new_id(self) -> str:
+    def new_id(self) -> str:
         return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
-
-    # -- security metadata (rules in core.cluster.security_control) -----------------------
-
-    def create_acls(self, bindings: list[dict]) -> tuple[int | None, list]:
-        records, results = security_control.create_acls(self.image, bindings, self._new_id)
-        return self._emit_all(records), results
-
-    def delete_acls(self, filters: list[dict]) -> tuple[int | None, list]:
-        records, results = security_control.delete_acls(self.image, filters)
-        return self._emit_all(records), results
-
-    def alter_scram_credentials(self, deletions: list, upserts: list
-                                ) -> tuple[int | None, dict]:
-        records, results = security_control.alter_scram_credentials(self.image, deletions,
-                                                                     upserts)
-        return self._emit_all(records), results
-
-    def alter_client_quotas(self, alterations: list, validate_only: bool
-                            ) -> tuple[int | None, list]:
-        records, results = security_control.alter_client_quotas(self.image, alterations,
-                                                                validate_only)
-        return self._emit_all(records), results
 
     # -- brokers --------------------------------------------------------------------------
 
@@ -225,7 +202,7 @@ class QuorumController:
         start = self._rng.randrange(len(live))
         specs = tuple(PartitionSpec(replicas, replicas, replicas[0])
                       for replicas in place_replicas(live, partitions, rf, start))
-        topic_id = self._new_id()
+        topic_id = self.new_id()
         self._emit(CreateTopic(name, topic_id, specs, dict(configs)))
         return self._last
 

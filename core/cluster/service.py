@@ -15,6 +15,7 @@ import logging
 import random
 import secrets
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,6 @@ from core.cluster.image import MetadataImage
 from core.cluster.quorum import MetadataQuorum, Outcome
 from core.cluster.raft import FileRaftStorage, Message
 from core.cluster.records import BrokerEndpoint
-from core.cluster.security_control import security_operation
 from core.cluster.wire import (
     WireError,
     message_from_json,
@@ -32,6 +32,10 @@ from core.cluster.wire import (
     read_frame,
     write_frame,
 )
+
+#: ``(op, args, detail) -> operation on the controller, or None when op is not one``; the
+#: operation may put per-item results into ``detail`` for the reply
+ExtraOperations = Callable[[str, dict[str, Any], dict[str, Any]], Callable[[Any], Any] | None]
 
 __all__ = ["BrokerLease", "ClusterService", "image_to_json", "request"]
 
@@ -112,11 +116,15 @@ class ClusterService:
     """``start``, then ``stop``. ``image`` is the committed metadata; ``lease.epoch`` is
     this node's broker epoch once the controller committed its registration."""
 
-    def __init__(self, config: ClusterConfig, *, seed: int | None = None) -> None:
+    def __init__(self, config: ClusterConfig, *, seed: int | None = None,
+                 operations: ExtraOperations | None = None) -> None:
         if not config.voters:
             raise ValueError("a node without controller.quorum.voters observes the quorum: "
                              "run MetadataObserver")
         self.config = config
+        #: operations beyond the topic and broker ones (the security metadata's, given by
+        #: the node's wiring: their rules live above this sans-IO package)
+        self._operations = operations
         self._rng = random.Random(seed)
         self._storage = FileRaftStorage(Path(config.log_dir) / "__cluster_metadata-0")
         self.quorum = MetadataQuorum(
@@ -226,7 +234,8 @@ class ClusterService:
             return self._fetch_log(args)
         detail: dict[str, Any] = {}  # a security operation's per-item results
         try:
-            operation = security_operation(op, args, detail) or _operation(op, args, _now_ms())
+            operation = ((self._operations and self._operations(op, args, detail))
+                         or _operation(op, args, _now_ms()))
             index, term, out = self.quorum.submit(operation, _now_ms())
         except ControllerError as exc:
             return {"error_code": exc.code, "error_message": str(exc),

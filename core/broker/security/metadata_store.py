@@ -6,7 +6,7 @@ metadata image this node has applied, so the authorizer, the SCRAM authenticator
 quota manager of every broker follow the same committed log, and a replaced node gets them
 back by replaying it. Nothing here writes: CreateAcls, DeleteAcls, AlterUserScramCredentials
 and AlterClientQuotas, sent to any broker, go to the active controller (``submit``), which
-checks and commits them (``core.cluster.security_control``); the broker answers once its
+checks and commits them (``core.broker.security.metadata_control``); the broker answers once its
 own image has applied the change, so the client's next request to it sees the change.
 
 Until this node has applied the metadata up to its own broker registration (Kafka's
@@ -22,12 +22,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from core.broker.security.acl import AclBinding, AclBindingFilter
+from core.broker.security.metadata_control import binding_of
 from core.broker.security.quotas import QuotaAlteration
 from core.broker.security.scram import ScramCredential
 from core.broker.security.scram_changes import ScramChange
 from core.broker.security.store import QuotaEntity, SecurityStoreError
 from core.cluster.image import MetadataImage
-from core.cluster.security_control import binding_of
 from core.protocol.errors import ErrorCode
 
 __all__ = ["ControllerRefusal", "MetadataSecurityStore"]

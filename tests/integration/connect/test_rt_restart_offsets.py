@@ -103,9 +103,11 @@ def test_restart_disabled_keeps_the_task_failed_until_restarted_by_hand(harness)
 
 
 # ---------------------------------------------------------------------- KIP-745 restarts
-def _instances(h: Harness, name: str, count: int) -> list[int]:
-    """Identity of each running task object: a restarted task gets a new one."""
-    return [id(h.herder.worker.tasks.get(ConnectorTaskId(name, i))) for i in range(count)]
+def _instances(h: Harness, name: str, count: int) -> list[object]:
+    """Each running task object (WorkerTask compares by identity): a restarted task gets a
+    new one. The objects themselves, not their id(): a test holding only ids could see a
+    freed task's id given again to its replacement."""
+    return [h.herder.worker.tasks.get(ConnectorTaskId(name, i)) for i in range(count)]
 
 
 def test_restart_connector_request_semantics(harness) -> None:

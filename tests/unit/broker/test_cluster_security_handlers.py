@@ -32,10 +32,10 @@ from core.broker.security.acl import (
     PatternType,
     ResourceType,
 )
+from core.broker.security.metadata_control import security_operation
 from core.broker.security.metadata_store import MetadataSecurityStore
 from core.cluster.quorum import MetadataQuorum
 from core.cluster.raft.storage import MemoryRaftStorage
-from core.cluster.security_control import security_operation
 from core.protocol.errors import ErrorCode
 
 _NOW = 10_000

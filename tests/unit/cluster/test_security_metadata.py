@@ -11,6 +11,7 @@ import random
 
 import pytest
 
+from core.broker.security import metadata_control as control
 from core.broker.security.acl import (
     AclBinding,
     AclBindingFilter,
@@ -21,6 +22,7 @@ from core.broker.security.acl import (
     ResourceType,
 )
 from core.broker.security.authorizer import Authorizer
+from core.broker.security.metadata_control import security_operation
 from core.broker.security.metadata_store import ControllerRefusal, MetadataSecurityStore
 from core.broker.security.quotas import ClientQuotaManager, QuotaAlteration
 from core.broker.security.scram import MECHANISMS, ScramCredential
@@ -41,7 +43,6 @@ from core.cluster.records import (
     encode,
     encode_batch,
 )
-from core.cluster.security_control import security_operation
 from core.protocol.errors import ErrorCode
 
 SHA256 = MECHANISMS["SCRAM-SHA-256"][1]  # Kafka's mechanism type number
@@ -141,32 +142,33 @@ def controller(log: _Log) -> QuorumController:
 def test_create_acls_refuses_invalid_bindings_and_stores_each_valid_one_once(log, controller):
     bad = {**ALICE_READ.to_json(), "operation": "ANY"}
     noname = {**ALICE_READ.to_json(), "principal": "alice"}
-    index, results = controller.create_acls(
-        [ALICE_READ.to_json(), bad, noname, ALICE_READ.to_json()])
+    index, results = control.controller_create_acls(
+        controller, [ALICE_READ.to_json(), bad, noname, ALICE_READ.to_json()])
     assert [code for code, _ in results] == [ErrorCode.NONE, ErrorCode.INVALID_REQUEST,
                                              ErrorCode.INVALID_REQUEST, ErrorCode.NONE]
     assert "principal 'alice'" in results[2][1]
     assert len(log.records) == 1 and index == 1
-    again, results = controller.create_acls([ALICE_READ.to_json()])
+    again, results = control.controller_create_acls(controller, [ALICE_READ.to_json()])
     assert again is None and results == [(ErrorCode.NONE, None)]  # already there: no record
 
 
 def test_delete_acls_lists_matches_per_filter_and_removes_each_once(log, controller):
     bob = AclBinding(ResourcePattern(ResourceType.TOPIC, "orders", PatternType.PREFIXED),
                      "User:bob", "*", AclOperation.WRITE, AclPermissionType.ALLOW)
-    controller.create_acls([ALICE_READ.to_json(), bob.to_json()])
+    control.controller_create_acls(controller, [ALICE_READ.to_json(), bob.to_json()])
     every = AclBindingFilter()
     alice = AclBindingFilter(principal="User:alice")
     unknown = {**every.to_json(), "operation": "UNKNOWN"}
     nothing = AclBindingFilter(principal="User:nobody")
-    _, results = controller.delete_acls(
-        [alice.to_json(), every.to_json(), unknown, nothing.to_json()])
+    _, results = control.controller_delete_acls(
+        controller, [alice.to_json(), every.to_json(), unknown, nothing.to_json()])
     assert results[0] == (ErrorCode.NONE, None, [ALICE_READ])
     assert sorted(b.principal for b in results[1][2]) == ["User:alice", "User:bob"]
     assert results[2][0] == ErrorCode.INVALID_REQUEST
     assert results[3] == (ErrorCode.NONE, None, [])  # Kafka: matching nothing is no error
     assert log.image.acls == {} and len(log.records) == 4  # two adds, two removals
-    assert controller.delete_acls([every.to_json()]) == (None, [(ErrorCode.NONE, None, [])])
+    assert control.controller_delete_acls(controller, [every.to_json()]) == (
+        None, [(ErrorCode.NONE, None, [])])
 
 
 def _upsert(user: str, mechanism: int = SHA256, iterations: int = 4096) -> ScramChange:
@@ -176,8 +178,8 @@ def _upsert(user: str, mechanism: int = SHA256, iterations: int = 4096) -> Scram
 
 def test_scram_changes_get_kafkas_error_codes_and_only_good_users_are_committed(log,
                                                                                 controller):
-    _, results = controller.alter_scram_credentials(
-        [ScramChange("ghost", SHA256), ScramChange("", SHA256)],
+    _, results = control.controller_alter_scram_credentials(
+        controller, [ScramChange("ghost", SHA256), ScramChange("", SHA256)],
         [_upsert("alice"), _upsert("bob", mechanism=7), _upsert("carol", iterations=100),
          _upsert("dave"), _upsert("dave")])
     assert results == {
@@ -193,7 +195,8 @@ def test_scram_changes_get_kafkas_error_codes_and_only_good_users_are_committed(
     stored = log.image.scram["alice"]["SCRAM-SHA-256"]
     assert (stored.salt, stored.stored_key, stored.server_key) == (b"salt", b"stored",
                                                                     b"server")
-    _, results = controller.alter_scram_credentials([ScramChange("alice", SHA256)], [])
+    _, results = control.controller_alter_scram_credentials(
+        controller, [ScramChange("alice", SHA256)], [])
     assert results == {"alice": (ErrorCode.NONE, None)} and log.image.scram == {}
 
 
@@ -203,14 +206,15 @@ def test_quota_changes_refuse_bad_entries_and_skip_removing_what_is_not_set(log,
     negative = QuotaAlteration((("client-id", None),), {"consumer_byte_rate": -5.0})
     twice = QuotaAlteration((("user", "a"), ("user", None)), {"producer_byte_rate": 1.0})
     ip = QuotaAlteration((("ip", "1.2.3.4"),), {"connection_creation_rate": 1.0})
-    _, results = controller.alter_client_quotas([good, unknown_key, negative, twice, ip],
-                                                validate_only=False)
+    _, results = control.controller_alter_client_quotas(
+        controller, [good, unknown_key, negative, twice, ip], validate_only=False)
     assert [code for code, _ in results] == [0] + [ErrorCode.INVALID_REQUEST] * 4
     assert log.image.quotas == {(("user", "alice"),): {"producer_byte_rate": 1000.0}}
     removal = QuotaAlteration((("user", "alice"),), {"consumer_byte_rate": None})
-    assert controller.alter_client_quotas([removal], validate_only=False)[0] is None
+    assert control.controller_alter_client_quotas(
+        controller, [removal], validate_only=False)[0] is None
     validate = QuotaAlteration((("user", "bob"),), {"producer_byte_rate": 5.0})
-    assert controller.alter_client_quotas([validate], validate_only=True) == (
+    assert control.controller_alter_client_quotas(controller, [validate], validate_only=True) == (
         None, [(ErrorCode.NONE, None)])
     assert (("user", "bob"),) not in log.image.quotas
 

@@ -45,8 +45,10 @@ from core.cluster.records import (
 )
 from core.protocol.errors import ErrorCode
 
-__all__ = ["alter_client_quotas", "alter_scram_credentials", "binding_of", "create_acls",
-           "delete_acls"]
+__all__ = ["alter_client_quotas", "alter_scram_credentials", "binding_of",
+           "controller_alter_client_quotas", "controller_alter_scram_credentials",
+           "controller_create_acls", "controller_delete_acls", "create_acls", "delete_acls",
+           "security_operation"]
 
 #: (Kafka error code, message or None) per item of a request
 Result = tuple[int, str | None]
@@ -155,20 +157,21 @@ def alter_client_quotas(image: MetadataImage, alterations: Sequence[QuotaAlterat
 def security_operation(op: str, args: dict[str, Any], detail: dict[str, Any]
                        ) -> Callable[[Any], int | None] | None:
     """The controller operation for a security request of the controller listener (None:
-    ``op`` is not one), as ``core.cluster.service`` runs them; its per-item results go into
-    ``detail`` for the reply. Raises KeyError/TypeError/ValueError for malformed args."""
+    ``op`` is not one), as ``core.cluster.service`` runs them (the node's wiring gives it
+    this function); its per-item results go into ``detail`` for the reply. Raises
+    KeyError/TypeError/ValueError for malformed args."""
     if op == "create_acls":
         bindings = list(args["bindings"])
 
         def create(c: Any) -> int | None:
-            index, detail["results"] = c.create_acls(bindings)
+            index, detail["results"] = controller_create_acls(c, bindings)
             return index
         return create
     if op == "delete_acls":
         filters = list(args["filters"])
 
         def delete(c: Any) -> int | None:
-            index, results = c.delete_acls(filters)
+            index, results = controller_delete_acls(c, filters)
             detail["results"] = [[code, message, [b.to_json() for b in matched]]
                                  for code, message, matched in results]
             return index
@@ -181,7 +184,7 @@ def security_operation(op: str, args: dict[str, Any], detail: dict[str, Any]
             raise ValueError("a deletion carries no credential and an upsert one")
 
         def alter(c: Any) -> int | None:
-            index, results = c.alter_scram_credentials(deletions, upserts)
+            index, results = controller_alter_scram_credentials(c, deletions, upserts)
             detail["results"] = {user: list(result) for user, result in results.items()}
             return index
         return alter
@@ -193,7 +196,33 @@ def security_operation(op: str, args: dict[str, Any], detail: dict[str, Any]
         validate_only = bool(args.get("validate_only", False))
 
         def quotas(c: Any) -> int | None:
-            index, detail["results"] = c.alter_client_quotas(alterations, validate_only)
+            index, detail["results"] = controller_alter_client_quotas(c, alterations, validate_only)
             return index
         return quotas
     return None
+
+
+# -- on the active controller (a ``core.cluster.controller.QuorumController``) ------------
+# Each decides on the controller's image and appends the records it returns; the index of
+# the last record is what the request waits to see committed (None: nothing to commit).
+
+def controller_create_acls(c: Any, bindings: list[dict]) -> tuple[int | None, list]:
+    records, results = create_acls(c.image, bindings, c.new_id)
+    return c.append_all(records), results
+
+
+def controller_delete_acls(c: Any, filters: list[dict]) -> tuple[int | None, list]:
+    records, results = delete_acls(c.image, filters)
+    return c.append_all(records), results
+
+
+def controller_alter_scram_credentials(c: Any, deletions: list, upserts: list
+                                       ) -> tuple[int | None, dict]:
+    records, results = alter_scram_credentials(c.image, deletions, upserts)
+    return c.append_all(records), results
+
+
+def controller_alter_client_quotas(c: Any, alterations: list, validate_only: bool
+                                   ) -> tuple[int | None, list]:
+    records, results = alter_client_quotas(c.image, alterations, validate_only)
+    return c.append_all(records), results
