@@ -136,6 +136,12 @@ def running_cluster(directory: Path, size: int = 3, broker_only: int = 0, *,
             node.kill()
 
 
+def all_unfenced(nodes: list[ClusterNodeProcess]) -> bool:
+    """Whether the first node's view of the cluster has every node as an unfenced broker."""
+    view = nodes[0].describe()
+    return bool(view) and sum(not b["fenced"] for b in view["brokers"].values()) == len(nodes)
+
+
 def wait_for(condition, timeout_s: float, what: str, nodes=()) -> Any:
     """``polling.wait_for`` for cluster tests: fails with the nodes' logs."""
     return polling.wait_for(

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cluster_process import running_cluster, wait_for
+from cluster_process import all_unfenced, running_cluster, wait_for
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer, KafkaProducer
@@ -34,11 +34,6 @@ def cluster(tmp_path: Path):
         yield nodes
 
 
-def _live(nodes) -> bool:
-    view = nodes[0].describe()
-    return bool(view) and sum(not b["fenced"] for b in view["brokers"].values()) == 3
-
-
 def _layout(port: int, topic: str) -> dict[int, tuple[int, list[int], list[int]]] | None:
     admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
     found = admin.list_topics(topic, timeout=10).topics.get(topic)
@@ -50,7 +45,7 @@ def _layout(port: int, topic: str) -> dict[int, tuple[int, list[int], list[int]]
 
 def test_metadata_and_topic_creation_through_any_broker(cluster, tmp_path: Path) -> None:
     nodes = cluster
-    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    wait_for(lambda: all_unfenced(nodes), 40, "three live brokers", nodes)
     admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[1].kafka_port}"})
     admin.create_topics([NewTopic("spread", 6, 3)])["spread"].result(timeout=30)
     with pytest.raises(KafkaException) as refused:
@@ -110,7 +105,7 @@ def _describe(log_url: str, topic: str) -> str | None:
 
 def test_kafka_python_produces_and_consumes_across_the_leaders(cluster) -> None:
     nodes = cluster
-    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    wait_for(lambda: all_unfenced(nodes), 40, "three live brokers", nodes)
     bootstrap = [f"127.0.0.1:{n.kafka_port}" for n in nodes]
     admin = AdminClient({"bootstrap.servers": bootstrap[0]})  # alive until the result
     admin.create_topics([NewTopic("kp", 3, 3)])["kp"].result(timeout=30)
@@ -137,7 +132,7 @@ def test_kafka_python_produces_and_consumes_across_the_leaders(cluster) -> None:
 
 def test_acks_all_below_min_insync_replicas_is_not_enough_replicas(cluster) -> None:
     nodes = cluster
-    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    wait_for(lambda: all_unfenced(nodes), 40, "three live brokers", nodes)
     admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[0].kafka_port}"})
     admin.create_topics([NewTopic("strict", 1, 3, config={"min.insync.replicas": "3"})]
                         )["strict"].result(timeout=30)
@@ -246,7 +241,7 @@ def test_a_topic_the_kafka_backend_created_is_known_to_every_broker_at_once(clus
     from core.backends import open_backend
 
     nodes = cluster
-    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    wait_for(lambda: all_unfenced(nodes), 40, "three live brokers", nodes)
     with open_backend(f"kafka://127.0.0.1:{nodes[0].kafka_port}") as backend:
         for i in range(8):
             backend.create_topic(f"fresh-{i}", 2, replication_factor=3)
@@ -270,7 +265,7 @@ def test_group_requests_to_a_broker_that_is_not_the_coordinator_get_not_coordina
     from kafka.protocol.metadata.find_coordinator import FindCoordinatorRequest
 
     nodes = cluster
-    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    wait_for(lambda: all_unfenced(nodes), 40, "three live brokers", nodes)
 
     def coordinator() -> int | None:
         client = WireClient(nodes[0].kafka_port)
@@ -326,7 +321,7 @@ def test_delete_topics_removes_every_replica_and_a_new_topic_of_that_name_starts
     a topic created again with that name starts empty; unknown and internal topics are
     refused with Kafka's errors."""
     nodes = cluster
-    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    wait_for(lambda: all_unfenced(nodes), 40, "three live brokers", nodes)
     admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[0].kafka_port}"})
     admin.create_topics([NewTopic("doomed", 2, 3)])["doomed"].result(timeout=30)
     producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{nodes[1].kafka_port}",
@@ -386,7 +381,7 @@ def test_create_partitions_grows_a_topic_on_every_broker(cluster) -> None:
     from confluent_kafka.admin import NewPartitions
 
     nodes = cluster
-    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    wait_for(lambda: all_unfenced(nodes), 40, "three live brokers", nodes)
     admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[0].kafka_port}"})
     admin.create_topics([NewTopic("growing", 1, 3)])["growing"].result(timeout=30)
     grower = AdminClient({"bootstrap.servers": f"127.0.0.1:{nodes[1].kafka_port}"})

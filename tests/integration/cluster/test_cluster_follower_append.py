@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from cluster_process import running_cluster, wait_for
+from cluster_process import all_unfenced, running_cluster, wait_for
 from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -22,11 +22,6 @@ SETTINGS = {"offsets.topic.num.partitions": "1", "replica.fetch.wait.max.ms": "2
             "replica.lag.time.max.ms": "10000"}
 TOPIC = "stamped"
 _PAUSE_S = 1.0
-
-
-def _live(nodes) -> bool:
-    view = nodes[0].describe()
-    return bool(view) and sum(not b["fenced"] for b in view["brokers"].values()) == 3
 
 
 def _leader(admin: AdminClient, replicas: int) -> int | None:
@@ -63,7 +58,7 @@ def _segment(node) -> bytes:
 def test_failover_keeps_log_append_times_and_replicas_hold_the_leaders_bytes(
         tmp_path: Path) -> None:
     with running_cluster(tmp_path, broker=True, **SETTINGS) as nodes:
-        wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+        wait_for(lambda: all_unfenced(nodes), 40, "three live brokers", nodes)
         bootstrap = ",".join(f"127.0.0.1:{n.kafka_port}" for n in nodes)
         admin = AdminClient({"bootstrap.servers": bootstrap})
         admin.create_topics([NewTopic(TOPIC, 1, 3, config={

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from broker_process import free_port
 from certificates import make_certificates
-from cluster_process import ClusterNodeProcess, wait_for
+from cluster_process import ClusterNodeProcess, all_unfenced, wait_for
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -60,11 +60,6 @@ def certs(tmp_path: Path):
     return make_certificates(directory)
 
 
-def _live(nodes) -> bool:
-    view = nodes[0].describe()
-    return bool(view) and sum(not b["fenced"] for b in view["brokers"].values()) == 3
-
-
 def _produce_and_consume(nodes, client_conf: dict, bootstrap: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap, **client_conf})
     admin.create_topics([NewTopic("secured", 3, 3, config={"min.insync.replicas": "3"})]
@@ -106,7 +101,7 @@ def test_a_sasl_ssl_client_listener_and_a_plaintext_inter_broker_listener(
         "listener.name.client.sasl.enabled.mechanisms": "PLAIN",
         "listener.name.client.plain.sasl.jaas.config": JAAS})
     try:
-        wait_for(lambda: _live(nodes), 60, "three live brokers", nodes)
+        wait_for(lambda: all_unfenced(nodes), 60, "three live brokers", nodes)
         secure = {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
                   "sasl.username": "alice", "sasl.password": "alice-pw",
                   "ssl.ca.location": str(certs.ca)}
@@ -139,7 +134,7 @@ def test_followers_log_in_to_a_sasl_ssl_inter_broker_listener(tmp_path: Path,
         "listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
         "listener.name.internal.plain.sasl.jaas.config": JAAS})
     try:
-        wait_for(lambda: _live(nodes), 60, "three live brokers", nodes)
+        wait_for(lambda: all_unfenced(nodes), 60, "three live brokers", nodes)
         _produce_and_consume(nodes, {}, f"127.0.0.1:{nodes[2].client_port}")
     finally:
         for node in nodes:
@@ -155,7 +150,7 @@ def test_a_wrong_inter_broker_password_stops_replication_and_says_why(
         "listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
         "listener.name.internal.plain.sasl.jaas.config": wrong})
     try:
-        wait_for(lambda: _live(nodes), 60, "three live brokers", nodes)
+        wait_for(lambda: all_unfenced(nodes), 60, "three live brokers", nodes)
         bootstrap = f"127.0.0.1:{nodes[0].client_port}"
         admin = AdminClient({"bootstrap.servers": bootstrap})
         admin.create_topics([NewTopic("stuck", 1, 3)])["stuck"].result(timeout=30)

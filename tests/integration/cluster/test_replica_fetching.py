@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cluster_process import running_cluster, wait_for
+from cluster_process import all_unfenced, running_cluster, wait_for
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -25,11 +25,6 @@ _GIVE_UP_MS = 8000
 def cluster(tmp_path: Path):
     with running_cluster(tmp_path, broker=True, **SETTINGS) as nodes:
         yield nodes
-
-
-def _live(nodes) -> bool:
-    view = nodes[0].describe()
-    return bool(view) and sum(not b["fenced"] for b in view["brokers"].values()) == 3
 
 
 def _fully_replicated(admin: AdminClient, topic: str) -> bool:
@@ -67,7 +62,7 @@ def _read_all(bootstrap: str, topic: str, partitions: int, expected: int) -> lis
 
 def test_acks_all_to_a_new_topic_does_not_wait_for_the_followers_long_polls(cluster) -> None:
     nodes = cluster
-    wait_for(lambda: _live(nodes), 40, "three live brokers", nodes)
+    wait_for(lambda: all_unfenced(nodes), 40, "three live brokers", nodes)
     bootstrap = ",".join(f"127.0.0.1:{n.kafka_port}" for n in nodes)
     admin = AdminClient({"bootstrap.servers": bootstrap})
     # The fetchers are parked on __consumer_offsets when each topic appears.
