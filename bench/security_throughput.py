@@ -18,7 +18,10 @@ load" is the CPU every other process used meanwhile (see ``_cpu_accounting.py``)
 few tenths of a core the wall-time ratios are noise; "broker µs/msg" (the broker's own
 CPU per record) is the steadiest figure under load. Last, ``tls_record_cost`` measures what
 reading a TLS record costs the broker's SSL context at librdkafka's produce record size and
-at the 16 KiB maximum. The issue's target: >= 60% of PLAINTEXT for 1 KiB.
+at the 16 KiB maximum. With ``--record-sizes``, one more produce run of ``--messages``
+goes through a relay that counts the TLS records the client sends (``_tls_records.py``) to
+a broker of its own, and the table of the commonest record sizes comes with what reading
+each size costs the broker per message. The issue's target: >= 60% of PLAINTEXT for 1 KiB.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from pathlib import Path
 import _kafka_clients as kafka
 from _cpu_accounting import Timed, timed
 from _servers import REPO_ROOT, FerryBroker, free_port
+from _tls_records import TlsRecordTally
 
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 from certificates import make_certificates  # the tests' certificate maker
@@ -42,10 +46,12 @@ from certificates import make_certificates  # the tests' certificate maker
 log = logging.getLogger("bench.security_throughput")
 
 VALUE_SIZE = 1024
-# The TLS records librdkafka sends produce requests in: about 47,000 records carried 100,000
-# 1 KiB values in a profile of the broker (~2.2 KB each); a full record holds 16 KiB.
+# The TLS records librdkafka sends produce requests in average ~2.2 KB (about 47,000 records
+# for 100,000 1 KiB values): see --record-sizes for what they are. A full record holds 16 KiB.
 PRODUCE_RECORD_SIZE = 2200
 MAX_RECORD_SIZE = 16384
+# What TLS 1.3 adds to a record's plaintext: the content type byte and the 16-byte AEAD tag.
+TLS13_RECORD_OVERHEAD = 17
 MB = 1_000_000
 USER, PASSWORD = "bench", "bench-secret"
 
@@ -55,6 +61,8 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--record-sizes", action="store_true",
+                        help="also count the TLS records of one produce run")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     values = [bytes([65 + i % 26]) * VALUE_SIZE for i in range(1024)]
@@ -101,8 +109,12 @@ def main() -> int:
                              consumed.other_cpu)
                     kafka.delete_topic(plaintext, topic)
         record_cost = tls_record_cost(certs.server, certs.ca)
+        tally = (produce_record_sizes(root, certs, values, args.messages)
+                 if args.record_sizes else None)
     report = _report(results, args.messages)
     report["tls_record_read_us_per_kib"] = record_cost
+    if tally is not None:
+        report["produce_tls_records"] = tally
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -149,6 +161,46 @@ def tls_record_cost(keystore: Path, ca: Path, kib: int = 20_000,
             best = min(best, (time.thread_time() - start) / (records * size / 1024) * 1e6)
         cost[size] = best
     return cost
+
+
+def produce_record_sizes(root: Path, certs: object, values: list[bytes], messages: int
+                         ) -> dict:
+    """The TLS records of one SSL produce run of ``messages`` values, counted by a relay
+    (see ``_tls_records.py``) in front of a broker of its own: the five commonest sizes
+    (ciphertext bytes), each with its count and what reading one costs the broker's SSL
+    context (``tls_record_cost``), and the read CPU per message they add up to."""
+    ssl_port, relay_port = free_port(), free_port()
+    broker = FerryBroker(root / "tally", {
+        "ssl.keystore.location": str(certs.server)})  # type: ignore[attr-defined]
+    broker.config.update({
+        "listeners": f"PLAINTEXT://{broker.address},SSL://127.0.0.1:{ssl_port}",
+        "advertised.listeners": f"PLAINTEXT://{broker.address},SSL://127.0.0.1:{relay_port}"})
+    tls = {"security.protocol": "SSL",
+           "ssl.ca.location": str(certs.ca)}  # type: ignore[attr-defined]
+    with broker, TlsRecordTally(relay_port, ("127.0.0.1", ssl_port)) as relay:
+        topic = f"bench-tally-{uuid.uuid4().hex[:6]}"
+        kafka.create_topic(broker.address, topic, 1)
+        kafka.confluent_produce(f"127.0.0.1:{relay_port}", topic, 1, values, messages, "1",
+                                tls)
+        sizes = relay.sizes.copy()
+    common = sizes.most_common(5)
+    plaintext = {size: max(1, size - TLS13_RECORD_OVERHEAD) for size, _ in common}
+    per_kib = tls_record_cost(certs.server, certs.ca, kib=5_000,  # type: ignore[attr-defined]
+                              sizes=tuple(sorted({*plaintext.values(), MAX_RECORD_SIZE})))
+    per_record = {size: per_kib[plain] * plain / 1024 for size, plain in plaintext.items()}
+    total_bytes = sum(size * count for size, count in sizes.items())
+    full_records = total_bytes / (MAX_RECORD_SIZE + TLS13_RECORD_OVERHEAD)
+    return {
+        "records": sum(sizes.values()),
+        "average_bytes": total_bytes / max(1, sum(sizes.values())),
+        "common": [{"bytes": size, "count": count, "read_us": per_record[size]}
+                   for size, count in common],
+        # the commonest sizes only: a lower bound of the whole run's read cost
+        "read_us_per_message": sum(per_record[size] * count for size, count in common)
+        / messages,
+        "read_us_per_message_if_full": full_records * per_kib[MAX_RECORD_SIZE]
+        * MAX_RECORD_SIZE / 1024 / messages,
+    }
 
 
 def _add_scram_user(bootstrap: str) -> None:
@@ -204,6 +256,7 @@ def _report(results: dict[str, list[tuple[Timed, Timed]]], messages: int) -> dic
 def _print_table(report: dict, args: argparse.Namespace) -> None:
     print(f"\n{args.messages} messages of {VALUE_SIZE} B, {args.repeats} repeats, medians\n")
     cost = report.pop("tls_record_read_us_per_kib")
+    tally = report.pop("produce_tls_records", None)
     print("| listener | produce msg/s | MB/s | vs PLAINTEXT | by CPU | broker µs/msg | "
           "consume msg/s | MB/s | vs PLAINTEXT | by CPU | broker µs/msg | "
           "other load (cores) |")
@@ -218,6 +271,14 @@ def _print_table(report: dict, args: argparse.Namespace) -> None:
               f"{r['other_cpu']:.2f} |")
     print("\nReading TLS records with the broker's SSL context (CPU µs per KiB): " + ", ".join(
         f"{size:,} B records {us:.2f}" for size, us in cost.items()))
+    if tally is not None:
+        print(f"\nTLS records of one SSL produce run: {tally['records']:,}, "
+              f"{tally['average_bytes']:,.0f} B on average; the commonest:")
+        for row in tally["common"]:
+            print(f"  {row['bytes']:>6,} B  x {row['count']:>7,}  "
+                  f"read {row['read_us']:.2f} µs each")
+        print(f"  reading them: {tally['read_us_per_message']:.2f} µs per message "
+              f"(full 16 KiB records would take {tally['read_us_per_message_if_full']:.2f})")
 
 
 if __name__ == "__main__":
