@@ -228,6 +228,12 @@ def _broker_us(t: Timed, messages: int) -> float:
     return t.server_cpu * t.window_s / messages * 1e6
 
 
+def _client_us(t: Timed, messages: int) -> float:
+    """The client's CPU microseconds per record (librdkafka's threads and the Python
+    driver) during one timed section."""
+    return t.client_cpu * t.window_s / messages * 1e6
+
+
 def _report(results: dict[str, list[tuple[Timed, Timed]]], messages: int) -> dict:
     base = results["PLAINTEXT"]
     report = {}
@@ -248,6 +254,8 @@ def _report(results: dict[str, list[tuple[Timed, Timed]]], messages: int) -> dic
             # the broker's own CPU per record: what the listener's transport costs it
             "produce_broker_us": statistics.median(_broker_us(p, messages) for p, _ in runs),
             "consume_broker_us": statistics.median(_broker_us(c, messages) for _, c in runs),
+            "produce_client_us": statistics.median(_client_us(p, messages) for p, _ in runs),
+            "consume_client_us": statistics.median(_client_us(c, messages) for _, c in runs),
             "other_cpu": statistics.median(max(p.other_cpu, c.other_cpu) for p, c in runs),
         }
     return report
@@ -258,17 +266,17 @@ def _print_table(report: dict, args: argparse.Namespace) -> None:
     cost = report.pop("tls_record_read_us_per_kib")
     tally = report.pop("produce_tls_records", None)
     print("| listener | produce msg/s | MB/s | vs PLAINTEXT | by CPU | broker µs/msg | "
-          "consume msg/s | MB/s | vs PLAINTEXT | by CPU | broker µs/msg | "
-          "other load (cores) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "client µs/msg | consume msg/s | MB/s | vs PLAINTEXT | by CPU | broker µs/msg | "
+          "client µs/msg | other load (cores) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, r in report.items():
         print(f"| {name} | {r['produce_msgs_s']:,.0f} | "
               f"{r['produce_msgs_s'] * VALUE_SIZE / MB:,.1f} | {r['produce_ratio']:.0%} | "
               f"{r['produce_cpu_ratio']:.0%} | {r['produce_broker_us']:.1f} | "
-              f"{r['consume_msgs_s']:,.0f} | "
+              f"{r['produce_client_us']:.1f} | {r['consume_msgs_s']:,.0f} | "
               f"{r['consume_msgs_s'] * VALUE_SIZE / MB:,.1f} | {r['consume_ratio']:.0%} | "
               f"{r['consume_cpu_ratio']:.0%} | {r['consume_broker_us']:.1f} | "
-              f"{r['other_cpu']:.2f} |")
+              f"{r['consume_client_us']:.1f} | {r['other_cpu']:.2f} |")
     print("\nReading TLS records with the broker's SSL context (CPU µs per KiB): " + ", ".join(
         f"{size:,} B records {us:.2f}" for size, us in cost.items()))
     if tally is not None:
