@@ -272,3 +272,24 @@ def test_streamed_inserts_and_updates_equal_the_factorys_events() -> None:
         seen += 1
     assert seen == 5
     assert len(got_doc["payload"]["after"]) == 5  # the added column, after the Relation
+
+
+@pytest.mark.parametrize("typmod", [-1, 0, 3, 6])
+def test_zoned_timestamps_with_six_fraction_digits_match_the_general_conversion(typmod):
+    """The shortcut for timestamptz text with all six fraction digits writes what the
+    general parse (datetime, to UTC, ``typmod`` digits) writes."""
+    import datetime as dt
+    mapper = TypeMapper(decimal_mode="precise", time_mode="adaptive", binary_mode="bytes",
+                        include_unknown=False, placeholder="__debezium_unavailable_value",
+                        types={})
+    convert = mapper.map(1184, typmod, True, None).convert  # timestamptz
+    width = 6 if typmod < 0 else typmod
+    for text in ("2024-03-01 08:11:12.123456+00", "1999-12-31 23:59:59.000001+00",
+                 "2024-03-01 08:11:12.5+00", "2024-03-01 08:11:12+00",
+                 "2024-03-01 08:11:12.123456+02", "2024-03-01 08:11:12.12345+00",
+                 "0099-03-01 08:11:12.123456+00"):
+        value = dt.datetime.fromisoformat(text).astimezone(dt.UTC)
+        fraction = f".{value.microsecond:06d}"[:width + 1] if width else ""
+        expected = value.strftime("%Y-%m-%dT%H:%M:%S").rjust(19, "0") + fraction + "Z"
+        assert convert(text) == expected, text
+    assert convert("infinity") == "infinity"
