@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 #: and log append; ``bench/postgres_cdc_stages.py``). Small records still go in one call
 #: per poll.
 SEND_RUN_BYTES = 256 * 1024
+_new_tuple = tuple.__new__
 
 
 class WorkerSourceTaskContext(SourceTaskContext):
@@ -227,7 +228,9 @@ class WorkerSourceTask(WorkerTask):
                               source_record=record)
             if value is SKIPPED:
                 return None
-        return topic, ProducerRecord(key, value, raw, out.timestamp, out.kafka_partition)
+        # The tuple built in C: a NamedTuple's generated __new__ is a Python call per record.
+        return topic, _new_tuple(ProducerRecord, (key, value, raw, out.timestamp,
+                                                  out.kafka_partition))
 
     def _record_offset(self, record: SourceRecord) -> None:
         partition = record.source_partition
