@@ -14,7 +14,10 @@ collector thresholds, and the best run's thread CPU time per record is reported:
 - ``snapshot``: snapshot rows of one batch to ``SourceRecord`` s;
 - ``convert_stream``/``convert_snapshot``: the worker's per-record step
   (``WorkerSourceTask._convert``: transformations, JsonConverter key and value);
-- ``produce``: the converted records to an ``embedded:`` log in calls of 2,048.
+- ``produce``: the converted records to an ``embedded:`` log in calls of 2,048;
+- ``send_stream``/``send_snapshot``: conversion and produce together as the worker does
+  them for a poll's records (``WorkerSourceTask._send``): runs of about
+  ``SEND_RUN_BYTES`` converted, then produced.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ sys.path[:0] = [str(REPO)]
 
 from connect.converters.json import JsonConverter  # noqa: E402
 from connect.runtime.process_tuning import tune_gc_for_record_streams  # noqa: E402
-from connect.runtime.worker_source_task import WorkerSourceTask  # noqa: E402
+from connect.runtime.worker_source_task import SEND_RUN_BYTES, WorkerSourceTask  # noqa: E402
 from connect.transforms.chain import TransformationChain  # noqa: E402
 from connectors.postgres import pgoutput as pg  # noqa: E402
 from connectors.postgres.config import PostgresConfig, TableId  # noqa: E402
@@ -150,10 +153,20 @@ def main() -> None:
             for at in range(0, len(produced), 2048):
                 backend.produce("bench.public.bench", produced[at:at + 2048])
 
+        def send(records: list) -> None:
+            first = convert(records[0], None, key_conv, value_conv, header_conv, chain)[1]  # type: ignore[arg-type, index]
+            run = max(1, SEND_RUN_BYTES // (len(first.key) + len(first.value) + 1))
+            for at in range(0, len(records), run):
+                backend.produce("bench.public.bench", [
+                    convert(r, None, key_conv, value_conv, header_conv, chain)[1]  # type: ignore[arg-type, index]
+                    for r in records[at:at + run]])
+
         result = {"records": n}
         for name, run in (("decode", decode), ("stream", stream_records),
                           ("snapshot", snapshot_records), ("convert_stream", convert_stream),
-                          ("convert_snapshot", convert_snapshot), ("produce", produce)):
+                          ("convert_snapshot", convert_snapshot), ("produce", produce),
+                          ("send_stream", lambda: send(streamed)),
+                          ("send_snapshot", lambda: send(snapshot))):
             result[f"{name}_cpu_us_per_record"] = _best(run, args.repeats, n)
         result["value_bytes"] = len(produced[0].value)
         print(json.dumps(result, indent=2))

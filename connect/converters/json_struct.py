@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from connect.api.data import Schema, Struct, Type
+from connect.api.data import Field, Schema, Struct, Type
 from connect.api.errors import DataError
 from connect.converters.json_schema import quote
 
@@ -37,6 +37,8 @@ _INT_RANGES: dict[Type, tuple[int, int]] = {
 # table's schema read again after a restart of its stream) would otherwise pay a deep
 # schema comparison for every value.
 _MATCHED_LIMIT = 16
+# How many structs an encoder watches for string fields that keep one value.
+_WATCHED = 16
 
 
 def compile_struct_encoder(schema: Schema, field_encoders: list[Encode],
@@ -52,19 +54,32 @@ def compile_struct_encoder(schema: Schema, field_encoders: list[Encode],
     fields = schema.fields
     names: dict[str, Any] = {"Struct": Struct, "S": schema, "EB": _encode_basestring,
                              "U": "\\u00", "OTHER": _other_values(schema, on_null)}
-    parts: list[str] = []
+    inline: list[str] = []
     for f, enc, plain_null in zip(fields, field_encoders, null_is_null, strict=True):
         i = f.index
         prefix = ("{" if i == 0 else ",") + quote(f.name) + ":"
         names[f"P{i}"], names[f"E{i}"] = prefix, enc
-        parts.append(f"{{P{i}}}{{{_inline(f.schema, i, plain_null, names)}}}")
+        inline.append(_inline(f.schema, i, plain_null, names))
+    # The string fields (their encoders' own fast path), which may turn out constant.
+    strings = [f.index for f in fields if _is_plain_string(f.schema)]
+    encode = _exec(_source(fields, inline, watch=bool(strings)), names)
+    if strings:
+        names["SEEN"] = _Watch(encode, fields, inline, strings, names)
+    return encode
+
+
+def _source(fields: list[Field], inline: list[str], *, watch: bool) -> str:
+    """The encoder's source: unpack the struct's values, format them in one f-string."""
+    parts = [f"{{P{f.index}}}{{{expr}}}" for f, expr in zip(fields, inline, strict=True)]
     # Python 3.11 f-strings allow neither backslashes nor the enclosing quote inside an
     # expression: the f-string is double-quoted, expressions use single quotes, and
     # "\\u00" is the variable U.
     values = "".join(f"v{f.index}, " for f in fields)
     body = 'f"' + "".join(parts) + ("}}" if fields else "{{}}") + '"'
     unpack = f"({values}) = " if fields else ""
-    source = (
+    seen = ("    SEEN(" + "".join(f"v{i}, " for i in range(len(fields))) + ")\n"
+            if watch else "")
+    return (
         "def encode(value):\n"
         "    if type(value) is Struct and value._schema is S:\n"
         f"        {unpack}value._values\n"
@@ -73,11 +88,65 @@ def compile_struct_encoder(schema: Schema, field_encoders: list[Encode],
         "        if type(values) is str:\n"
         "            return values\n"
         f"        {unpack}values\n"
+        f"{seen}"
         f"    return {body}\n"
     )
+
+
+def _exec(source: str, names: dict[str, Any]) -> Encode:
     # A fixed file name: a schema name may hold characters compile() refuses (NUL).
     exec(compile(source, "<json struct encoder>", "exec"), names)
     return names["encode"]  # type: ignore[no-any-return]
+
+
+def _is_plain_string(schema: Schema) -> bool:
+    return schema.type is Type.STRING and not (
+        schema.name is not None and schema.name.startswith("org.apache.kafka.connect.data."))
+
+
+class _Watch:
+    """The first ``_WATCHED`` structs an encoder writes pass their values here; string
+    fields that held the same object in all of them (a CDC source block's connector,
+    server, database and table names, a constant ``op``) then get that value's text
+    behind an identity test, and the encoder's code is replaced by the version with
+    those tests and no watch.
+
+    The text is the field encoder's own for that very (immutable) object, so any value
+    that is not that object takes the ordinary path: the output never depends on what
+    was watched, only the speed does. The replaced ``__code__`` keeps the function
+    object, which the encoders of enclosing structs hold.
+    """
+
+    def __init__(self, encode: Encode, fields: list[Field], inline: list[str],
+                 strings: list[int], names: dict[str, Any]) -> None:
+        self.encode, self.fields, self.inline, self.names = encode, fields, inline, names
+        self.strings = strings
+        self.first: tuple[Any, ...] | None = None
+        self.count = 0
+        self.done = False
+
+    def __call__(self, *values: Any) -> None:
+        first = self.first
+        if first is None:
+            self.first = values
+            return
+        self.strings = [i for i in self.strings if values[i] is first[i]]
+        self.count += 1
+        if (self.count < _WATCHED and self.strings) or self.done:
+            return
+        self.done = True  # a thread still in the watching code may call once more
+        inline, names = list(self.inline), self.names
+        for i in self.strings:
+            value = first[i]
+            if type(value) is not str:
+                continue
+            # The text first: a thread that sees C{i} set sees K{i} set too.
+            names[f"K{i}"] = names[f"E{i}"](value)
+            names[f"C{i}"] = value
+            inline[i] = f"(K{i} if v{i} is C{i} else {inline[i]})"
+        specialised = _exec(_source(self.fields, inline, watch=False),
+                            {**names, "encode": None})
+        self.encode.__code__ = specialised.__code__
 
 
 def _inline(schema: Schema, i: int, plain_null: bool, names: dict[str, Any]) -> str:

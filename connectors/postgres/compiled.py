@@ -66,15 +66,16 @@ def compile_events(emitted: Sequence[Emitted], unchanged: Unchanged, *, topic: s
     """The record makers of one table (see ``EventMaker`` and ``BatchMaker``)."""
     env: dict[str, Any] = {
         "_toast": UNCHANGED_TOAST, "_unchanged": unchanged, "REC": SourceRecord,
-        "FV": Struct.from_values, "TOPIC": topic, "VS": value_schema, "KS": key_schema,
+        "SO": Struct.owning, "TOPIC": topic, "VS": value_schema, "KS": key_schema,
         "ES": envelope_schema, "PART": partition, "time_ns": time.time_ns}
     values = "[" + ", ".join(_value_items(emitted, env, "texts", "None", True)) + "]"
-    key = ("FV(KS, [" + ", ".join(f"v[{p}]" for p in key_positions) + "], validate=False)"
+    # Struct.owning: every list below is new and holds one value per field.
+    key = ("SO(KS, [" + ", ".join(f"v[{p}]" for p in key_positions) + "])"
            if key_schema is not None else "None")
     # Debezium's ts_ms/ts_us/ts_ns: when the connector built the event.
-    record = ("REC(topic=TOPIC, key_schema=KS, value_schema=ES, value=FV(ES, [before, "
-              f"FV(VS, (v := {values}), validate=False), source, transaction, op, "
-              "(now := time_ns()) // 1000000, now // 1000, now], validate=False), "
+    record = ("REC(topic=TOPIC, key_schema=KS, value_schema=ES, value=SO(ES, [before, "
+              f"SO(VS, (v := {values})), source, transaction, op, "
+              "(now := time_ns()) // 1000000, now // 1000, now]), "
               f"key={key}, source_partition=PART, source_offset=offset)")
     source = (
         "def event(texts, op, source, offset, transaction=None, before=None):\n"

@@ -281,18 +281,26 @@ class EventFactory:
         self._encode_content = _CONTENT_ENCODERS[config.binary_handling_mode]
 
     def source(self, table: TableId, info: SourceInfo) -> Struct:
-        sequence = None
+        values, sequence_head = self.source_values(table, info.ts_us, info.snapshot,
+                                                   info.tx_id, info.last_commit_lsn)
         if info.lsn is not None:
-            # Debezium's ["<last commit LSN>","<LSN>"], a JSON array as a string.
-            last = "null" if info.last_commit_lsn is None else f'"{info.last_commit_lsn}"'
-            sequence = f'[{last},"{info.lsn}"]'
+            values[6], values[12] = f'{sequence_head}"{info.lsn}"]', info.lsn
+        return Struct.owning(SOURCE_SCHEMA, values)
 
-        ts_us = info.ts_us
-        return Struct.from_values(SOURCE_SCHEMA, [
+    def source_values(self, table: TableId, ts_us: int, snapshot: str, tx_id: int | None,
+                      last_commit_lsn: int | None) -> tuple[list[Any], str]:
+        """The values of a source block without its change's LSN (``sequence`` and
+        ``lsn`` None), and the head of its ``sequence``: ``source(table, info)`` is
+        these with ``values[6] = f'{head}"{info.lsn}"]'`` and ``values[12] = info.lsn``.
+        The stream builds them once per table and transaction and copies them per
+        change."""
+        # Debezium's sequence ["<last commit LSN>","<LSN>"] is a JSON array as a string.
+        head = "[null," if last_commit_lsn is None else f'["{last_commit_lsn}",'
+        return [
             self.version, "postgresql", self.config.topic_prefix, ts_us // 1000,
-            info.snapshot, self.config.dbname, sequence, ts_us, ts_us * 1000,
-            table.schema, table.table, info.tx_id, info.lsn, None, None, None,
-        ], validate=False)
+            snapshot, self.config.dbname, None, ts_us, ts_us * 1000,
+            table.schema, table.table, tx_id, None, None, None, None,
+        ], head
 
     def change(self, ts: TableSchema, op: str, before: Struct | None, after: Struct | None,
                info: SourceInfo, offset: Mapping[str, Any],

@@ -16,8 +16,9 @@ from typing import Any
 
 from connect.api import Headers, Schema, SchemaBuilder, SourceRecord, Struct
 from connectors.postgres import pgoutput as pg
+from connectors.postgres.compiled import EventMaker
 from connectors.postgres.config import PostgresConfig, TableId
-from connectors.postgres.events import EventFactory, SourceInfo, TableSchema
+from connectors.postgres.events import SOURCE_SCHEMA, EventFactory, SourceInfo, TableSchema
 from connectors.postgres.incremental import IncrementalSnapshot
 from connectors.postgres.position import Position
 
@@ -76,6 +77,15 @@ class ChangeStream:
         self._tx_counts: dict[str, int] = {}
         self.in_transaction = False
         self._tx_metadata = config.provide_transaction_metadata
+        # The op of an insert, or of an update without an old image (REPLICA IDENTITY
+        # DEFAULT, key unchanged), by message type, when that record is all the change
+        # gives: no transaction block, no incremental snapshot, the op not skipped.
+        self._plain_ops: dict[type, str] = {} if incremental is not None or \
+            self._tx_metadata else {kind: op for kind, op in ((pg.Insert, "c"), (pg.Update, "u"))
+                                    if op not in config.skipped_operations}
+        # Per relation, for the open transaction: its record maker, its source block's
+        # values without the change's LSN, and the head of their ``sequence``.
+        self._made: dict[int, tuple[EventMaker, list[Any], str] | None] = {}
 
     def handle(self, data_start: int, payload: bytes) -> list[SourceRecord]:
         msg = pg.decode(payload)
@@ -88,6 +98,7 @@ class ChangeStream:
         if isinstance(msg, pg.Relation):
             self._relations[msg.relid] = msg
             self._tables[msg.relid] = self.load_schema(msg)
+            self._made.pop(msg.relid, None)
             return []
         if isinstance(msg, (pg.Insert, pg.Update, pg.Delete, pg.Truncate)):
             return self._on_change(data_start, msg)
@@ -127,6 +138,7 @@ class ChangeStream:
 
     def _on_begin(self, msg: pg.Begin) -> list[SourceRecord]:
         self._begin = msg
+        self._made.clear()
         self.in_transaction = True
         self._lsn, self._at_lsn = 0, 0
         self._tx_total, self._tx_counts = 0, {}
@@ -144,6 +156,7 @@ class ChangeStream:
         skipped = self._skip_tx
         self._skip_tx = False
         self._last_commit = msg.commit_lsn
+        self._made.clear()
         if skipped:
             return []  # emitted whole by a previous run
         self._resume = None  # past the resume point: the rest is new
@@ -195,6 +208,17 @@ class ChangeStream:
         self._position, self._offset = None, offset
         if self.incremental is not None and self.incremental.running:
             offset.update(self.incremental.offset_fields())
+        kind = type(msg)
+        op = self._plain_ops.get(kind)
+        if op is not None and (kind is pg.Insert or msg.old is None):
+            # The common case, inline: the record from the relation's maker, its source
+            # block copied from the transaction's values with this change's LSN.
+            made = self._made.get(msg.relid) or self._make(msg.relid, begin)
+            if made is not None:
+                event, template, sequence_head = made
+                values = template.copy()
+                values[6], values[12] = f'{sequence_head}"{lsn}"]', lsn
+                return [event(msg.new, op, Struct.owning(SOURCE_SCHEMA, values), offset)]
         info = SourceInfo(begin.commit_ts_us, "false", begin.xid, lsn, self._last_commit)
         if isinstance(msg, pg.Truncate):
             if "t" in self.config.skipped_operations:
@@ -219,6 +243,18 @@ class ChangeStream:
                             msg.relid)
             return []
         return self._row_change(ts, msg, info, offset, begin)
+
+    def _make(self, relid: int, begin: pg.Begin
+              ) -> tuple[EventMaker, list[Any], str] | None:
+        """``_made[relid]``, built: None for a relation without a schema (not captured,
+        or no Relation message seen)."""
+        ts = self._tables.get(relid)
+        if ts is None:
+            return None
+        values, head = self.factory.source_values(ts.table, begin.commit_ts_us, "false",
+                                                  begin.xid, self._last_commit)
+        made = self._made[relid] = (ts.makers(self.factory.partition)[0], values, head)
+        return made
 
     def _on_message(self, msg: pg.LogicalMessage) -> list[SourceRecord]:
         """A logical decoding message: op ``m`` on ``<prefix>.message``. A transactional
@@ -245,6 +281,7 @@ class ChangeStream:
         # Decoded when the WAL reaches it, so every transaction sent before it committed
         # before it: its LSN is a commit position like any other.
         self._last_commit = max(self._last_commit or 0, msg.lsn)
+        self._made.clear()
         now_us = time.time_ns() // 1000
         self.position = Position(self._last_commit, None, msg.lsn, 0, now_us)
         if not included:

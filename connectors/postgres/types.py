@@ -95,8 +95,13 @@ def _ts_micros(text: str) -> int:
 def _zoned(width: int) -> Converter:
     """timestamptz as Debezium's ZonedTimestamp: ISO 8601 in UTC with ``width`` fraction
     digits (the column's precision)."""
+    cut = 20 + width if width > 0 else 19  # the end of the fraction kept, or of hh:mm:ss
+
     def convert(text: str) -> str:
         # The session's TimeZone is UTC: '2024-03-01 08:11:12.5+00' is only re-punctuated.
+        # Most often with all six fraction digits: one slice of them.
+        if len(text) == 29 and text[26:] == "+00" and text[19] == "." and text[10] == " ":
+            return f"{text[:10]}T{text[11:cut]}Z"
         if text.endswith("+00") and len(text) >= 22 and text[4] == "-":
             date, _, clock = text[:-3].partition(" ")
             hms, _, frac = clock.partition(".")

@@ -268,6 +268,22 @@ class Struct:
         return struct
 
     @classmethod
+    def owning(cls, schema: Schema, values: list[Any]) -> Struct:
+        """A struct that takes ``values`` as its own list: not copied, not counted, not
+        checked.
+
+        For generated code that builds a new list of exactly one trusted value per
+        field for each struct of a STRUCT schema it built itself (a CDC connector's
+        row, key, source block and envelope): ``from_values(..., validate=False)``'s
+        checks and copy cost three times the struct (0.29 against 0.09 us). Anything
+        else should call ``from_values``.
+        """
+        struct = object.__new__(cls)
+        struct._schema = schema
+        struct._values = values
+        return struct
+
+    @classmethod
     def from_rows(cls, schema: Schema, rows: Iterable[Sequence[Any]]) -> list[Struct]:
         """One struct per row of values, as ``from_values(schema, row, validate=False)``
         makes it (the values are trusted, their number is checked).

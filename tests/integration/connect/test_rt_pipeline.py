@@ -95,6 +95,33 @@ class HangingSource(CountingSource):
     TASK = HangingSourceTask
 
 
+#: (topic, value, metadata offset) of each record BigBatchSourceTask was told was written.
+ACKNOWLEDGED: list[tuple[str, object, int | None]] = []
+
+
+class BigBatchSourceTask(CountingSourceTask):
+    """One poll of 300 records of ~4 kB over two topics (every tenth a tombstone): the
+    worker converts and produces them in several runs."""
+
+    def poll(self) -> Sequence[SourceRecord] | None:
+        if self._next >= self._limit:
+            self._stop.wait(0.05)
+            return None
+        first, self._next = self._next, self._limit
+        return [SourceRecord(topic=f"{self._topic}-{n % 2}",
+                             value=None if n % 10 == 9 else f"{n:04d}" + "x" * 4000,
+                             source_partition={"src": "counter"}, source_offset={"n": n})
+                for n in range(first, self._limit)]
+
+    def commit_record(self, record: SourceRecord, metadata) -> None:
+        ACKNOWLEDGED.append((record.topic, record.value,
+                             None if metadata is None else metadata.offset))
+
+
+class BigBatchSource(CountingSource):
+    TASK = BigBatchSourceTask
+
+
 class CollectingSinkTask(SinkTask):
     def version(self) -> str:
         return "1"
@@ -146,6 +173,7 @@ def make_herder(tmp_path):
 
     def make(**worker_props: str) -> StandaloneHerder:
         plugins = Plugins({"CountingSource": CountingSource, "HangingSource": HangingSource,
+                           "BigBatchSource": BigBatchSource,
                            "CollectingSinkConnector": CollectingSink})
         cfg = WorkerConfig.from_props({"offset.flush.interval.ms": "100",
                                        "task.shutdown.graceful.timeout.ms": "500",
@@ -248,3 +276,28 @@ def test_pause_resume_stop_and_validation(make_herder) -> None:
                                               "tasks.max": "0", "errors.tolerance": "some"})
     bad = {c["value"]["name"] for c in infos["configs"] if c["value"]["errors"]}
     assert {"tasks.max", "errors.tolerance", "name"} <= bad
+
+
+def test_a_large_poll_is_produced_in_runs_in_order_with_every_record_acknowledged(
+        make_herder) -> None:
+    from connect.runtime.worker_source_task import SEND_RUN_BYTES
+    assert 3 * SEND_RUN_BYTES < 300 * 4000  # several runs
+    ACKNOWLEDGED.clear()
+    herder = make_herder()
+    config = {**_source("big", "big", limit="300"), "connector.class": "BigBatchSource"}
+    herder.put_connector_config("big", config, allow_replace=False)
+    wait_for(lambda: herder.connector_offsets("big")
+             == [{"partition": {"src": "counter"}, "offset": {"n": 299}}])
+    backend = herder.worker.backend
+    for parity in (0, 1):
+        tp = TopicPartition(f"big-{parity}", 0)
+        expected = [None if n % 10 == 9 else f"{n:04d}" + "x" * 4000
+                    for n in range(parity, 300, 2)]
+        got: list[object] = []
+        for _ in range(20):  # fetches return at most max.partition.bytes each
+            got += [None if r.value is None else json.loads(r.value)
+                    for r in backend.fetch({tp: len(got)})[tp].records]
+        assert got == expected
+        acknowledged = [(value, offset) for topic, value, offset in ACKNOWLEDGED
+                        if topic == tp.topic]
+        assert acknowledged == [(value, i) for i, value in enumerate(expected)]

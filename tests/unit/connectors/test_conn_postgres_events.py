@@ -13,7 +13,7 @@ from connect.api import ConfigError
 from connect.converters.json import JsonConverter
 from connectors.postgres import pgoutput as pg
 from connectors.postgres.config import PostgresConfig
-from connectors.postgres.events import EventFactory, SourceColumn, TableSchema
+from connectors.postgres.events import EventFactory, SourceColumn, SourceInfo, TableSchema
 from connectors.postgres.position import Position
 from connectors.postgres.stream import ChangeStream
 from connectors.postgres.types import TypeMapper, parse_array
@@ -208,3 +208,88 @@ def test_key_only_before_image_fills_not_null_columns_with_debeziums_fallbacks()
     assert {f.name: row.get(f.name) for f in table.value_schema.fields} == {
         "id": 7, "n": 0, "t": "", "ok": False, "at": "1970-01-01T00:00:00Z",
         "tz_time": "00:00:00Z", "ts": 0}
+
+
+def test_streamed_inserts_and_updates_equal_the_factorys_events() -> None:
+    """The stream's inline path for inserts and key-preserving updates (a source block
+    copied per relation and transaction) builds the records ``EventFactory.change``
+    builds from a ``SourceInfo``, through transactions (the sequence's last commit
+    moves), a non-transactional message between them, and a Relation message that adds
+    a column mid-transaction."""
+    cfg = PostgresConfig.parse(BASE)
+    stream = _stream(cfg)
+    factory = stream.factory
+    conv = JsonConverter()
+    conv.configure({"schemas.enable": "true"}, False)
+
+    def ins(*values: str) -> bytes:
+        return b"I" + struct.pack(">I", 16385) + b"N" + _tuple(*values)
+
+    def upd(*values: str) -> bytes:
+        return b"U" + struct.pack(">I", 16385) + b"N" + _tuple(*values)
+
+    def wide() -> bytes:  # the table's Relation message with a fifth column, "age"
+        head = b"R" + struct.pack(">I", 16385) + _s("public") + _s("customers") + b"d"
+        columns = relation()[len(head) + 2:]
+        return (head + struct.pack(">h", 5) + columns + bytes([0]) + _s("age")
+                + struct.pack(">Ii", 23, -1))
+
+    message = b"M" + struct.pack(">BQ", 0, 900) + _s("p") + struct.pack(">I", 1) + b"x"
+    steps = [(0, relation(), None), (400, begin(500, 10, 1_700_000_000_000_001), None),
+             (450, ins("1", "a", "b", "c"), ("c", 10, 1_700_000_000_000_001, 450, None)),
+             (460, upd("1", "a", "b", "d"), ("u", 10, 1_700_000_000_000_001, 460, None)),
+             (500, commit(500, 501), None), (900, message, None),
+             (910, begin(1000, 11, 1_700_000_000_000_002), None),
+             (920, ins("2", "e", "f", "g"), ("c", 11, 1_700_000_000_000_002, 920, 900)),
+             (921, wide(), None),
+             (930, upd("2", "e", "f", "h", "7"), ("u", 11, 1_700_000_000_000_002, 930, 900)),
+             (1000, commit(1000, 1001), None),
+             (1010, begin(1100, 12, 1_700_000_000_000_003), None),
+             (1020, ins("3", "i", "j", "k", "8"), ("c", 12, 1_700_000_000_000_003, 1020,
+                                                   1000))]
+    seen = 0
+    for lsn, payload, expected in steps:
+        out = stream.handle(lsn, payload)
+        if expected is None:
+            assert payload is message or out == []
+            continue
+        op, xid, ts_us, at, last_commit = expected
+        [record] = out
+        ts = stream._tables[16385]
+        assert ts is not None
+        after, key = ts.row_and_key(pg.decode(payload).new)
+        info = SourceInfo(ts_us, "false", xid, at, last_commit)
+        want = factory.change(ts, op, None, after, info, record.source_offset, key=key)
+        assert record.value.get("source") == factory.source(ts.table, info)
+        got_doc, want_doc = (json.loads(conv.from_connect_data(r.topic, r.value_schema,
+                                                               r.value)) for r in (record, want))
+        for doc in (got_doc, want_doc):
+            for name in ("ts_ms", "ts_us", "ts_ns"):  # when the event was built
+                doc["payload"].pop(name)
+        assert got_doc == want_doc
+        assert (record.key, record.key_schema, record.topic) == (want.key, want.key_schema,
+                                                                 want.topic)
+        seen += 1
+    assert seen == 5
+    assert len(got_doc["payload"]["after"]) == 5  # the added column, after the Relation
+
+
+@pytest.mark.parametrize("typmod", [-1, 0, 3, 6])
+def test_zoned_timestamps_with_six_fraction_digits_match_the_general_conversion(typmod):
+    """The shortcut for timestamptz text with all six fraction digits writes what the
+    general parse (datetime, to UTC, ``typmod`` digits) writes."""
+    import datetime as dt
+    mapper = TypeMapper(decimal_mode="precise", time_mode="adaptive", binary_mode="bytes",
+                        include_unknown=False, placeholder="__debezium_unavailable_value",
+                        types={})
+    convert = mapper.map(1184, typmod, True, None).convert  # timestamptz
+    width = 6 if typmod < 0 else typmod
+    for text in ("2024-03-01 08:11:12.123456+00", "1999-12-31 23:59:59.000001+00",
+                 "2024-03-01 08:11:12.5+00", "2024-03-01 08:11:12+00",
+                 "2024-03-01 08:11:12.123456+02", "2024-03-01 08:11:12.12345+00",
+                 "0099-03-01 08:11:12.123456+00"):
+        value = dt.datetime.fromisoformat(text).astimezone(dt.UTC)
+        fraction = f".{value.microsecond:06d}"[:width + 1] if width else ""
+        expected = value.strftime("%Y-%m-%dT%H:%M:%S").rjust(19, "0") + fraction + "Z"
+        assert convert(text) == expected, text
+    assert convert("infinity") == "infinity"

@@ -205,3 +205,19 @@ def test_repr_names_type_and_attributes():
     assert (
         text.startswith("Schema(STRUCT") and "name='Order'" in text and "id: Schema(INT64)" in text
     )
+
+
+def test_struct_owning_takes_the_list_as_is():
+    """``Struct.owning`` is ``from_values(..., validate=False)`` without the copy: the list
+    becomes the struct's own, and the struct is equal to the validated one."""
+    schema = (SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA)
+              .field("name", Schema.OPTIONAL_STRING_SCHEMA).build())
+    values = [1, "a"]
+    owned = Struct.owning(schema, values)
+    assert owned == Struct.from_values(schema, [1, "a"]) and owned.schema is schema
+    assert owned.get("name") == "a"
+    owned.validate()
+    values[1] = "b"  # the same list: for code that builds a new one per struct
+    assert owned.get("name") == "b"
+    owned.put("name", "c")
+    assert values == [1, "c"]

@@ -354,3 +354,50 @@ def test_schemaless_edge_documents_read_as_the_standard_parser_reads_them(data):
 def test_schemaless_documents_refused_by_the_standard_parser_stay_refused(data):
     with pytest.raises(DataError):
         _converter(**{"schemas.enable": "false"}).to_connect_data(TOPIC, data)
+
+
+def test_string_fields_that_keep_one_value_are_specialised_without_changing_the_text():
+    """A struct encoder watches its first structs; string fields that held one object
+    all along (a CDC source block's names) then get that object's text behind an
+    identity test. Any other value, equal or not, afterwards still gets its own text,
+    and errors are raised as before."""
+    class Text(str):
+        pass
+
+    inner = (SchemaBuilder.struct().name("Source").field("name", Schema.STRING_SCHEMA)
+             .field("db", Schema.OPTIONAL_STRING_SCHEMA).field("seq", Schema.INT64_SCHEMA)
+             .build())
+    outer = (SchemaBuilder.struct().name("Envelope").field("op", Schema.STRING_SCHEMA)
+             .field("source", inner).field("note", Schema.OPTIONAL_STRING_SCHEMA).build())
+    encoder = JsonEncoder(decimal_numeric=False, replace_null_with_default=True)
+    reference = JsonEncoder(decimal_numeric=False, replace_null_with_default=True)
+    encode = encoder.compile(outer)
+    name, db = "server \x1f é", "inventory"
+
+    def value(op: Any, name: Any, db: Any, seq: int, note: Any) -> Struct:
+        source = Struct.from_values(inner, [name, db, seq], validate=False)
+        return Struct.from_values(outer, [op, source, note], validate=False)
+
+    for seq in range(40):  # past the watch: op, name and db kept their objects
+        struct = value("c", name, db, seq, f"note {seq}")
+        assert encode(struct) == _plain(reference, outer, struct)
+    assert "SEEN" not in encode.__code__.co_names
+    assert {"C0", "K0"} <= set(encode.__code__.co_names)  # "c"; "note" changed
+    assert "C2" not in encode.__code__.co_names
+    inner_code = encode.__globals__["E1"].__code__  # the nested source block's encoder
+    assert {"C0", "C1"} <= set(inner_code.co_names) and "SEEN" not in inner_code.co_names
+    for op, source_name, source_db, note in [
+            ("u", name, db, None), ("c", "server \x1f é"[:], "other", "x"),
+            ("c", "".join(["server \x1f", " é"]), None, None),  # equal, not the same object
+            (Text("c"), Text(name), Text(db), Text("n")), ("c", "\x1f\"\\", "", "")]:
+        struct = value(op, source_name, source_db, 99, note)
+        assert encode(struct) == _plain(reference, outer, struct)
+    for bad in (value(None, name, db, 1, None), value("c", 5, db, 1, None),
+                value("c", name, b"db", 1, None)):
+        with pytest.raises(DataError):
+            encode(bad)
+    converter = _converter()
+    for seq in range(20):
+        struct = value("c", name, db, seq, None)
+        assert json.loads(converter.from_connect_data(TOPIC, outer, struct))["payload"] == {
+            "op": "c", "source": {"name": name, "db": db, "seq": seq}, "note": None}
