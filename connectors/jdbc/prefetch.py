@@ -42,7 +42,8 @@ class _Failure:
 
 class Prefetcher:
     """Calls ``fetch()`` (one batch of rows; an empty one ends the result) on its own
-    thread, keeping up to ``depth`` batches ready for ``next_batch``.
+    thread, keeping up to ``depth`` batches ready for ``next_batch`` and one more in
+    hand (or being fetched).
 
     Threading: ``start``, ``next_batch`` and ``close`` are called by the one thread that
     owns the query (the task thread). Between ``start`` and the end of ``close`` only
@@ -119,18 +120,19 @@ class Prefetcher:
         then()
 
     def _run(self) -> None:
+        # The next FETCH is sent as soon as a batch is handed over, not when the task
+        # takes it: the thread then waits for the server without the GIL while the task
+        # builds records. Waiting for room first would need the GIL to send it, which
+        # the task holds until it waits for its next batch: no overlap at all.
         try:
-            while True:
-                with self._cond:
-                    while len(self._ready) >= self._depth and not self._closed:
-                        self._cond.wait()
-                    if self._closed:
-                        return
+            while not self._closed:
                 try:
                     batch: Sequence[Any] | _Failure = self._fetch()
                 except BaseException as exc:  # re-raised on the task thread
                     batch = _Failure(exc)
                 with self._cond:
+                    while len(self._ready) >= self._depth and not self._closed:
+                        self._cond.wait()
                     if self._closed:
                         return
                     self._ready.append(batch)

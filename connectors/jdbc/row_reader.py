@@ -29,7 +29,7 @@ from connectors.jdbc.prefetch import Prefetcher, QueryInterrupted
 
 __all__ = ["QueryInterrupted", "RowReader"]
 
-#: Batches read ahead of the task: one waiting, one being fetched.
+#: Batches read ahead of the task: one waiting, and one being fetched (see prefetch.py).
 _AHEAD = 1
 
 
