@@ -19,7 +19,8 @@ of five columns (``id bigint`` primary key, ``name text``, ``qty integer``,
 * **reference, COPY**: psycopg's ``COPY ... FROM STDIN`` of the same tuples into an empty
   table (plain inserts, no upsert: the fastest way in).
 * **source**: ``JdbcSourceTask.poll`` in ``incrementing`` mode (``batch.max.rows=--batch``)
-  until it has returned every row as a ``SourceRecord`` with a struct value.
+  until it has returned every row as a ``SourceRecord`` with a struct value. Its client
+  CPU includes its prefetch thread's (``connectors/jdbc/prefetch.py``).
 * **limit, plain SELECT**: a psycopg server-side cursor streaming
   ``SELECT * FROM t ORDER BY id`` in ``fetchmany(--batch)`` calls (the source's own
   access pattern: one FETCH per batch).
@@ -295,6 +296,7 @@ def source_end_to_end(pg: PostgresProcess, n: int, batch: int) -> dict[str, floa
     (``core.backends.embedded``)."""
     import tempfile
 
+    from connect.api.record import headers_or_none
     from connect.converters.header import SimpleHeaderConverter
     from connect.converters.json import JsonConverter
     from core.backends import ProducerRecord
@@ -321,8 +323,10 @@ def source_end_to_end(pg: PostgresProcess, n: int, batch: int) -> dict[str, floa
             t1 = time.process_time()
             produced = []
             for r in records:
+                # As the worker reads them: no Headers made for records without.
                 raw = [(h.key, header_conv.from_connect_header(r.topic, h.key, h.schema,
-                                                               h.value)) for h in r.headers]
+                                                               h.value))
+                       for h in headers_or_none(r) or ()]
                 produced.append(ProducerRecord(
                     key_conv.from_connect_data(r.topic, r.key_schema, r.key, raw),
                     value_conv.from_connect_data(r.topic, r.value_schema, r.value, raw),

@@ -16,7 +16,7 @@ from typing import Any
 
 from connect.api.coordinates import RecordMetadata
 from connect.api.errors import RetriableError
-from connect.api.record import SourceRecord
+from connect.api.record import SourceRecord, headers_or_none
 from connect.api.source import SourceTask, SourceTaskContext
 from connect.api.storage import OffsetStorageReader
 from connect.runtime.offset_store import OffsetStore, WorkerOffsetStorageReader, _canonical
@@ -198,8 +198,9 @@ class WorkerSourceTask(WorkerTask):
             return None
         topic = out.topic
         raw: list[tuple[str, bytes | None]] = []
-        # Most records carry no headers (an empty Headers is falsy): no loop set up.
-        for h in out.headers or ():
+        # Most records carry no headers (none made, or an empty Headers, which is
+        # falsy): no loop set up, and no Headers made for a record built without.
+        for h in headers_or_none(out) or ():
             try:
                 value = header_conv.from_connect_header(topic, h.key, h.schema, h.value)
             except Exception as exc:

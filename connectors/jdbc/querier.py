@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 import time
 import zoneinfo
 from typing import Any
@@ -53,11 +54,15 @@ _SHAPE_ATTEMPTS = 3
 
 
 class TableQuerier:
-    """Reads one table or query. Owned by one task thread; not thread-safe."""
+    """Reads one table or query. Owned by one task thread; not thread-safe (its
+    ``RowReader`` may read ahead on a thread of its own; see ``row_reader.py``). A
+    wait for rows ends with ``QueryInterrupted`` once ``stop`` is set."""
 
     def __init__(self, config: SourceConfig, engine: Engine, *, schema: str | None = None,
-                 table: str | None = None, offset: TableOffset | None = None) -> None:
+                 table: str | None = None, offset: TableOffset | None = None,
+                 stop: threading.Event | None = None) -> None:
         self.config = config
+        self._stop = stop
         self.engine = engine
         self.schema_name = schema
         self.table_name = table
@@ -101,17 +106,26 @@ class TableQuerier:
         self._table = self._shape = None
 
     def _release(self) -> None:
-        """Drop the open result and its connection."""
-        result, conn = self._result, self._conn
+        """Drop the open result and its connection (once the reader's prefetch thread,
+        if any, has let go of them)."""
+        result, conn, reader = self._result, self._conn, self._reader
         self._result = self._conn = None
         self._reader = None
         self._lookahead = None
-        for closer in (result, conn):
-            if closer is not None:
-                try:
-                    closer.close()
-                except sa.exc.SQLAlchemyError:
-                    log.debug("closing %s after an error failed", self.name, exc_info=True)
+
+        def release() -> None:
+            for closer in (result, conn):
+                if closer is not None:
+                    try:
+                        closer.close()
+                    except sa.exc.SQLAlchemyError:
+                        log.debug("closing %s after an error failed", self.name,
+                                  exc_info=True)
+
+        if reader is None:
+            release()
+        else:
+            reader.close_then(release)
 
     def _initial_offset(self) -> TableOffset:
         initial = self.config.timestamp_initial
@@ -176,7 +190,9 @@ class TableQuerier:
                 self._shape = shape
             self._conn = conn
             self._result = result
-            self._reader = RowReader(result, columns, conn.dialect)
+            self._reader = RowReader(result, columns, conn.dialect,
+                                     prefetch_rows=self.config.batch_max_rows,
+                                     stop=self._stop, name=self.name)
             return True
         except BaseException:
             conn.close()

@@ -16,6 +16,7 @@ from connectors.jdbc.config import TASK_TABLES, SourceConfig, plugin_version
 from connectors.jdbc.database import describe, is_transient, open_engine, with_retries
 from connectors.jdbc.offsets import TableOffset, table_partition_v0
 from connectors.jdbc.querier import TableQuerier
+from connectors.jdbc.row_reader import QueryInterrupted
 
 __all__ = ["JdbcSourceTask"]
 
@@ -51,14 +52,15 @@ class JdbcSourceTask(SourceTask):
         self._engine = open_engine(config.connection)
         reader = self.context.offset_storage_reader()
         if config.query:
-            querier = TableQuerier(config, self._engine)
+            querier = TableQuerier(config, self._engine, stop=self._stop)
             stored = reader.offset(querier.partition)
             if stored:
                 querier.offset = TableOffset.from_map(stored)
             self._queriers = [querier]
         else:
             for schema, table in json.loads(props.get(TASK_TABLES, "[]")):
-                querier = TableQuerier(config, self._engine, schema=schema, table=table)
+                querier = TableQuerier(config, self._engine, schema=schema, table=table,
+                                       stop=self._stop)
                 stored = reader.offset(querier.partition) or \
                     reader.offset(table_partition_v0(table))
                 if stored:
@@ -95,6 +97,12 @@ class JdbcSourceTask(SourceTask):
                                  config.connection.backoff_ms, f"querying {querier.name}",
                                  querier.start_query, self._stop)
                 records = querier.next_batch()
+            except QueryInterrupted:
+                # stop() while the next batch was being fetched: the query is dropped
+                # where the offset is (its prefetch thread ended, a blocked FETCH
+                # cancelled) and stop() closes the rest.
+                querier.close()
+                return None
             except sa_exc.SQLAlchemyError as exc:
                 querier.close()
                 if is_transient(exc):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import pickle
 
@@ -11,7 +12,7 @@ from connect.api.coordinates import RecordMetadata, TimestampType, TopicPartitio
 from connect.api.data import Schema, SchemaBuilder, Struct
 from connect.api.errors import DataError
 from connect.api.header import Header, Headers
-from connect.api.record import ConnectRecord, SinkRecord, SourceRecord
+from connect.api.record import ConnectRecord, SinkRecord, SourceRecord, headers_or_none
 
 
 def _source() -> SourceRecord:
@@ -27,6 +28,52 @@ def _source() -> SourceRecord:
         timestamp=1_700_000_000_000,
         headers=Headers().add_string("origin", "file"),
     )
+
+
+
+def _headerless() -> list[SourceRecord]:
+    schema = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).build()
+    built = SourceRecord.many(Struct.from_rows(schema, [(1,), (2,)]), [{"n": 1}, {"n": 2}],
+                              topic="t", value_schema=schema, source_partition={"p": 1})
+    return [*built, SourceRecord(topic="t", value=3, headers=None)]
+
+
+def test_source_records_built_without_headers_make_them_on_first_read():
+    for record in _headerless():
+        assert "headers" not in vars(record) and headers_or_none(record) is None
+        headers = record.headers
+        assert headers == Headers() and record.headers is headers  # made once, then kept
+        headers.add_string("h", "v")
+        assert headers_or_none(record) is headers
+        assert record.headers.last_with_name("h").value == "v"
+    first, second, _ = _headerless()
+    first.headers.add_string("h", "v")
+    assert not second.headers  # each record's own
+    given = _source()
+    assert headers_or_none(given) is given.headers
+    assert list(vars(given)) == [f.name for f in dataclasses.fields(given)]
+    assert headers_or_none(SinkRecord(topic="t", kafka_partition=0, kafka_offset=0)) == \
+        Headers()
+
+
+def test_headerless_source_records_work_with_copies_equality_and_dataclass_helpers():
+    record, other, keyworded = _headerless()
+    derived = record.new_record(value=None)
+    assert headers_or_none(derived) is None and headers_or_none(record) is None
+    derived.headers.add_string("h", "v")
+    assert headers_or_none(record) is None  # the copy's headers are its own
+    assert record.new_record(headers=[Header("k", None, 1)]).headers.last_with_name("k")
+    assert record == _headerless()[0] and record != other
+    assert "headers=Headers([])" in repr(_headerless()[0])
+    assert keyworded == SourceRecord(topic="t", value=3, headers=Headers())
+    for clone in (pickle.loads(pickle.dumps(_headerless()[0])), copy.copy(_headerless()[0]),
+                  copy.deepcopy(_headerless()[0])):
+        assert clone == record and type(clone) is SourceRecord
+        assert clone.headers is not record.headers
+    replaced = dataclasses.replace(_headerless()[0], value="x")
+    assert replaced.value == "x" and replaced.headers == Headers()
+    assert dataclasses.asdict(_headerless()[2])["headers"] == Headers()
+    assert [f.name for f in dataclasses.fields(SourceRecord)].count("headers") == 1
 
 
 def _sink() -> SinkRecord:
