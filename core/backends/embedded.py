@@ -26,7 +26,7 @@ from core.backends.types import (
     TopicDescription,
     TopicPartition,
 )
-from core.log.records import decode_batch_as, iter_batches
+from core.log.records import COMPRESSION_CODES, decode_batch_as, iter_batches
 
 __all__ = ["MUST_EXIST", "EmbeddedBackend"]
 
@@ -190,7 +190,11 @@ class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
         if not records:
             return []
         with storage_errors():
-            count = self._manager.topic(topic).partitions
+            meta = self._manager.topic(topic)
+            count = meta.partitions
+            # The topic's compression.type, as a Kafka broker recompresses what it stores:
+            # "producer" keeps what this in-process producer writes, uncompressed batches.
+            codec = COMPRESSION_CODES.get(meta.config.compression_type, 0)
             now = int(time.time() * 1000)
             groups = assign_partitions(
                 topic, records, count, lambda: self._sticky.next_partition(topic, count))
@@ -198,7 +202,7 @@ class EmbeddedBackend(EmbeddedGroupsMixin, LogBackend):
             new = tuple.__new__
             for partition, indexes in groups.items():
                 plog = self._manager.log(topic, partition)
-                for chunk, batch in encode_batches(records, indexes, compression=0, now=now):
+                for chunk, batch in encode_batches(records, indexes, compression=codec, now=now):
                     info = plog.append(batch, now_ms=now)
                     offsets = range(info.base_offset, info.base_offset + len(chunk))
                     if info.log_append_time_ms >= 0:

@@ -11,6 +11,7 @@ import pytest
 
 from core.backends import ProducerRecord, TopicPartition, available_backends, open_backend
 from core.backends import errors as be
+from core.log.records import COMPRESSION_CODES, iter_batches
 
 
 def test_embedded_is_registered_through_entry_points():
@@ -57,6 +58,40 @@ def test_compacted_topics_require_keys(tmp_path):
         backend.produce("table", [ProducerRecord(key=b"k", value=b"v")])
         with pytest.raises(be.InvalidRecordError):
             backend.produce("table", [ProducerRecord(value=b"no key")])
+
+
+@pytest.mark.parametrize("codec", ["gzip", "snappy", "lz4", "zstd", "producer",
+                                   "uncompressed"])
+def test_a_topics_compression_type_is_how_its_batches_are_stored(tmp_path, codec):
+    # As a Kafka broker stores a topic's batches in its compression.type whatever the
+    # producer sent ("producer" keeps what this in-process producer writes: none).
+    data = tmp_path / "data"
+    values = [b"change %d " % i * 40 for i in range(500)]
+    with open_backend(f"embedded:{data}") as backend:
+        backend.create_topic("t", 1, {"compression.type": codec})
+        backend.produce("t", [ProducerRecord(key=b"k%d" % i, value=v)
+                              for i, v in enumerate(values)])
+        tp = TopicPartition("t", 0)
+        got = backend.fetch({tp: 0}, max_partition_bytes=10 << 20)[tp].records
+        assert [(r.key, r.value) for r in got] == [(b"k%d" % i, v)
+                                                   for i, v in enumerate(values)]
+    stored = b"".join(f.read_bytes() for f in sorted((data / "t-0").glob("*.log")))
+    headers = [h for _, h in iter_batches(stored)]
+    assert sum(h.records_count for h in headers) == len(values)
+    assert {h.compression for h in headers} == {COMPRESSION_CODES.get(codec, 0)}
+    if codec not in ("producer", "uncompressed"):
+        assert len(stored) < sum(map(len, values)) // 4
+
+
+def test_altering_compression_type_applies_to_later_batches(tmp_path):
+    data = tmp_path / "data"
+    with open_backend(f"embedded:{data}") as backend:
+        backend.create_topic("t", 1)
+        backend.produce("t", [ProducerRecord(value=b"a" * 1000)])
+        backend.alter_topic_configs("t", {"compression.type": "lz4"})
+        backend.produce("t", [ProducerRecord(value=b"b" * 1000)])
+    stored = b"".join(f.read_bytes() for f in sorted((data / "t-0").glob("*.log")))
+    assert [h.compression for _, h in iter_batches(stored)] == [0, COMPRESSION_CODES["lz4"]]
 
 
 def test_directory_open_in_another_process_is_refused(tmp_path):
