@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from typing import Any, Self
 
@@ -213,6 +213,37 @@ class SourceRecord(ConnectRecord):
             fields["source_offset"] = offset
             append(record)
         return out
+
+    @staticmethod
+    def maker(*, topic: str, key_schema: Schema | None, value_schema: Schema | None,
+              source_partition: Mapping[str, Any] | None,
+              kafka_partition: int | None = None
+              ) -> Callable[[Any, Any, Mapping[str, Any] | None], SourceRecord]:
+        """``make(key, value, source_offset)``: a record with that key, value and offset
+        and the given topic, schemas and source partition, no timestamp or headers; what
+        a source streaming changes of one table builds per change.
+
+        Equal to constructing each record with keywords, at a third of the cost (a CDC
+        change's record: 0.75 against 0.25 us, ``bench/postgres_cdc_stages.py``).
+        """
+        topic = topic if type(topic) is str else _topic(topic)
+        template = {"topic": topic, "kafka_partition": kafka_partition,
+                    "key_schema": key_schema, "key": None, "value_schema": value_schema,
+                    "value": None, "timestamp": None, "source_partition": source_partition,
+                    "source_offset": None}
+        new = object.__new__
+
+        def make(key: Any, value: Any, source_offset: Mapping[str, Any] | None
+                 ) -> SourceRecord:
+            record = new(SourceRecord)
+            fields = record.__dict__
+            fields.update(template)
+            fields["key"] = key
+            fields["value"] = value
+            fields["source_offset"] = source_offset
+            return record
+
+        return make
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, init=False)

@@ -65,18 +65,22 @@ def compile_events(emitted: Sequence[Emitted], unchanged: Unchanged, *, topic: s
                    partition: Mapping[str, Any]) -> tuple[EventMaker, BatchMaker]:
     """The record makers of one table (see ``EventMaker`` and ``BatchMaker``)."""
     env: dict[str, Any] = {
-        "_toast": UNCHANGED_TOAST, "_unchanged": unchanged, "REC": SourceRecord,
-        "SO": Struct.owning, "TOPIC": topic, "VS": value_schema, "KS": key_schema,
-        "ES": envelope_schema, "PART": partition, "time_ns": time.time_ns}
+        "_toast": UNCHANGED_TOAST, "_unchanged": unchanged,
+        "REC": SourceRecord.maker(topic=topic, key_schema=key_schema,
+                                  value_schema=envelope_schema, source_partition=partition),
+        "SO": Struct.owning, "VS": value_schema, "KS": key_schema, "ES": envelope_schema,
+        "time_ns": time.time_ns}
     values = "[" + ", ".join(_value_items(emitted, env, "texts", "None", True)) + "]"
     # Struct.owning: every list below is new and holds one value per field.
     key = ("SO(KS, [" + ", ".join(f"v[{p}]" for p in key_positions) + "])"
            if key_schema is not None else "None")
     # Debezium's ts_ms/ts_us/ts_ns: when the connector built the event.
-    record = ("REC(topic=TOPIC, key_schema=KS, value_schema=ES, value=SO(ES, [before, "
+    # REC is SourceRecord.maker's: the rest of the record is the table's. Keywords keep
+    # the value first, whose expression assigns the ``v`` the key reads.
+    record = ("REC(value=SO(ES, [before, "
               f"SO(VS, (v := {values})), source, transaction, op, "
               "(now := time_ns()) // 1000000, now // 1000, now]), "
-              f"key={key}, source_partition=PART, source_offset=offset)")
+              f"key={key}, source_offset=offset)")
     source = (
         "def event(texts, op, source, offset, transaction=None, before=None):\n"
         f"    return {record}\n"

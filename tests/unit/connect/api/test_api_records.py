@@ -35,7 +35,10 @@ def _headerless() -> list[SourceRecord]:
     schema = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).build()
     built = SourceRecord.many(Struct.from_rows(schema, [(1,), (2,)]), [{"n": 1}, {"n": 2}],
                               topic="t", value_schema=schema, source_partition={"p": 1})
-    return [*built, SourceRecord(topic="t", value=3, headers=None)]
+    made = SourceRecord.maker(topic="t", key_schema=Schema.INT64_SCHEMA, value_schema=schema,
+                              source_partition={"p": 1})(4, Struct.from_values(schema, [4]),
+                                                         {"n": 4})
+    return [*built, SourceRecord(topic="t", value=3, headers=None), made]
 
 
 def test_source_records_built_without_headers_make_them_on_first_read():
@@ -46,7 +49,7 @@ def test_source_records_built_without_headers_make_them_on_first_read():
         headers.add_string("h", "v")
         assert headers_or_none(record) is headers
         assert record.headers.last_with_name("h").value == "v"
-    first, second, _ = _headerless()
+    first, second, *_ = _headerless()
     first.headers.add_string("h", "v")
     assert not second.headers  # each record's own
     given = _source()
@@ -57,7 +60,7 @@ def test_source_records_built_without_headers_make_them_on_first_read():
 
 
 def test_headerless_source_records_work_with_copies_equality_and_dataclass_helpers():
-    record, other, keyworded = _headerless()
+    record, other, keyworded, _made = _headerless()
     derived = record.new_record(value=None)
     assert headers_or_none(derived) is None and headers_or_none(record) is None
     derived.headers.add_string("h", "v")
@@ -248,3 +251,27 @@ def test_source_records_built_many_at_once_equal_keyword_built_ones():
         Struct.from_rows(schema, [(1, "a"), (2,)])
     with pytest.raises(DataError, match="STRUCT schema"):
         Struct.from_rows(Schema.INT64_SCHEMA, [(1,)])
+
+
+def test_a_makers_records_equal_keyword_built_ones():
+    schema = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).build()
+    part = {"server": "db"}
+    make = SourceRecord.maker(topic="db.public.t", key_schema=Schema.INT64_SCHEMA,
+                              value_schema=schema, source_partition=part, kafka_partition=1)
+    values = [Struct.from_values(schema, [i]) for i in range(3)]
+    made = [make(i, v, {"lsn": i}) for i, v in enumerate(values)]
+    assert list(vars(made[0])) == [f.name for f in dataclasses.fields(made[0])
+                                   if f.name != "headers"]  # headers: made on first read
+    assert headers_or_none(made[0]) is None
+    assert made == [SourceRecord(topic="db.public.t", kafka_partition=1,
+                                 key_schema=Schema.INT64_SCHEMA, key=i, value_schema=schema,
+                                 value=v, source_partition=part, source_offset={"lsn": i})
+                    for i, v in enumerate(values)]
+    assert all(type(r) is SourceRecord for r in made)
+    made[0].headers.add_string("h", "v")  # each record's own, made on first read
+    assert not made[1].headers
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made[0].key = 9  # type: ignore[misc]
+    with pytest.raises(DataError, match="topic"):
+        SourceRecord.maker(topic=None, key_schema=None,  # type: ignore[arg-type]
+                           value_schema=None, source_partition=None)
