@@ -137,9 +137,13 @@ def running_cluster(directory: Path, size: int = 3, broker_only: int = 0, *,
 
 
 def all_unfenced(nodes: list[ClusterNodeProcess]) -> bool:
-    """Whether the first node's view of the cluster has every node as an unfenced broker."""
-    view = nodes[0].describe()
-    return bool(view) and sum(not b["fenced"] for b in view["brokers"].values()) == len(nodes)
+    """Whether every node's view of the cluster has every node as an unfenced broker (each
+    node applies the metadata log at its own pace)."""
+    for node in nodes:
+        view = node.describe()
+        if not view or sum(not b["fenced"] for b in view["brokers"].values()) != len(nodes):
+            return False
+    return True
 
 
 def wait_for(condition, timeout_s: float, what: str, nodes=()) -> Any:

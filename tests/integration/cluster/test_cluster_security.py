@@ -106,10 +106,13 @@ def test_a_sasl_ssl_client_listener_and_a_plaintext_inter_broker_listener(
                   "sasl.username": "alice", "sasl.password": "alice-pw",
                   "ssl.ca.location": str(certs.ca)}
         client = f"127.0.0.1:{nodes[0].client_port}"
-        # Each listener's clients are told that listener's endpoints of every broker.
-        assert _broker_ports(client, secure) == {n.node_id: n.client_port for n in nodes}
+        # Each listener's clients are told that listener's endpoints of every broker (once
+        # the answering broker's own image lists them all).
+        wait_for(lambda: _broker_ports(client, secure) == {
+            n.node_id: n.client_port for n in nodes}, 30, "the client listener's map", nodes)
         internal = f"127.0.0.1:{nodes[1].kafka_port}"
-        assert _broker_ports(internal, {}) == {n.node_id: n.kafka_port for n in nodes}
+        wait_for(lambda: _broker_ports(internal, {}) == {
+            n.node_id: n.kafka_port for n in nodes}, 30, "the internal listener's map", nodes)
         _produce_and_consume(nodes, secure, client)
         wrong = {**secure, "sasl.password": "guess"}
         errors: list = []
