@@ -143,9 +143,13 @@ def test_acks_all_below_min_insync_replicas_is_not_enough_replicas(cluster) -> N
     survivors = [n for n in nodes if n is not follower]
 
     def shrunk() -> bool:
-        view = survivors[0].describe()  # which may not have applied the topic yet
-        topic = (view or {}).get("topics", {}).get("strict")
-        return bool(topic) and len(topic["partitions"][0]["isr"]) == 2
+        # In every survivor's view, the leader's above all: a leader that has not applied
+        # the shrink yet waits for the dead follower until the request times out.
+        for node in survivors:
+            topic = (node.describe() or {}).get("topics", {}).get("strict")
+            if not topic or len(topic["partitions"][0]["isr"]) != 2:
+                return False
+        return True
     wait_for(shrunk, 30, "the ISR to shrink", nodes)
     producer = KafkaProducer(bootstrap_servers=[f"127.0.0.1:{n.kafka_port}"
                                                 for n in survivors],
