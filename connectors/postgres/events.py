@@ -31,6 +31,7 @@ __all__ = [
     "SourceColumn",
     "SourceInfo",
     "TableSchema",
+    "source_at",
 ]
 
 SNAPSHOT_VALUES = ("true", "first", "first_in_data_collection", "last_in_data_collection",
@@ -262,6 +263,14 @@ def _fallback(schema: Schema) -> Any:
 _NO_TABLE = TableId("", "")  # messages belong to no table: Debezium's source has ""
 
 
+def source_at(values: list[Any], sequence_head: str, lsn: int) -> Struct:
+    """The source block of ``EventFactory.source_values``' ``values`` (left unchanged) at
+    ``lsn``: its ``sequence`` completed with the LSN, and its ``lsn``."""
+    located = values.copy()
+    located[6], located[12] = f'{sequence_head}"{lsn}"]', lsn
+    return Struct.owning(SOURCE_SCHEMA, located)
+
+
 class EventFactory:
     """Builds the records of one connector: data change events, tombstones, truncate
     events and heartbeats."""
@@ -283,17 +292,16 @@ class EventFactory:
     def source(self, table: TableId, info: SourceInfo) -> Struct:
         values, sequence_head = self.source_values(table, info.ts_us, info.snapshot,
                                                    info.tx_id, info.last_commit_lsn)
-        if info.lsn is not None:
-            values[6], values[12] = f'{sequence_head}"{info.lsn}"]', info.lsn
-        return Struct.owning(SOURCE_SCHEMA, values)
+        if info.lsn is None:
+            return Struct.owning(SOURCE_SCHEMA, values)
+        return source_at(values, sequence_head, info.lsn)
 
     def source_values(self, table: TableId, ts_us: int, snapshot: str, tx_id: int | None,
                       last_commit_lsn: int | None) -> tuple[list[Any], str]:
         """The values of a source block without its change's LSN (``sequence`` and
         ``lsn`` None), and the head of its ``sequence``: ``source(table, info)`` is
-        these with ``values[6] = f'{head}"{info.lsn}"]'`` and ``values[12] = info.lsn``.
-        The stream builds them once per table and transaction and copies them per
-        change."""
+        ``source_at(values, head, info.lsn)``. The stream builds them once per table and
+        transaction and places each change at its LSN."""
         # Debezium's sequence ["<last commit LSN>","<LSN>"] is a JSON array as a string.
         head = "[null," if last_commit_lsn is None else f'["{last_commit_lsn}",'
         return [

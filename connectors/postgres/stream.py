@@ -18,7 +18,7 @@ from connect.api import Headers, Schema, SchemaBuilder, SourceRecord, Struct
 from connectors.postgres import pgoutput as pg
 from connectors.postgres.compiled import EventMaker
 from connectors.postgres.config import PostgresConfig, TableId
-from connectors.postgres.events import SOURCE_SCHEMA, EventFactory, SourceInfo, TableSchema
+from connectors.postgres.events import EventFactory, SourceInfo, TableSchema, source_at
 from connectors.postgres.incremental import IncrementalSnapshot
 from connectors.postgres.position import Position
 
@@ -216,9 +216,7 @@ class ChangeStream:
             made = self._made.get(msg.relid) or self._make(msg.relid, begin)
             if made is not None:
                 event, template, sequence_head = made
-                values = template.copy()
-                values[6], values[12] = f'{sequence_head}"{lsn}"]', lsn
-                return [event(msg.new, op, Struct.owning(SOURCE_SCHEMA, values), offset)]
+                return [event(msg.new, op, source_at(template, sequence_head, lsn), offset)]
         info = SourceInfo(begin.commit_ts_us, "false", begin.xid, lsn, self._last_commit)
         if isinstance(msg, pg.Truncate):
             if "t" in self.config.skipped_operations:
