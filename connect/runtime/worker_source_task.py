@@ -2,10 +2,8 @@
 ``commit_record`` and source offsets to the offsets topic (every
 ``offset.flush.interval.ms`` and on shutdown, followed by ``task.commit()``).
 
-Records are converted on the task's thread and produced, in runs, on the task's sender
-thread (``SourceSender``), in order. Delivery is at least once: an offset is stored only
-after its record's produce returned (a flush first waits for the runs submitted), so
-after a crash the task resumes at the last flushed offset and repeats what followed.
+Delivery is at least once: an offset is stored only after its record's produce returned,
+so after a crash the task resumes at the last flushed offset and repeats what followed.
 """
 
 from __future__ import annotations
@@ -23,11 +21,9 @@ from connect.api.source import SourceTask, SourceTaskContext
 from connect.api.storage import OffsetStorageReader
 from connect.runtime.offset_store import OffsetStore, WorkerOffsetStorageReader, _canonical
 from connect.runtime.retry_with_tolerance import SKIPPED, RetryWithToleranceOperator, Stage
-from connect.runtime.source_sender import SourceSender
 from connect.runtime.topic_creation import TopicCreation
 from connect.runtime.worker_task import TaskSetup, WorkerTask
 from core.backends import ProducerRecord
-from core.telemetry import log_context
 
 __all__ = ["WorkerSourceTask", "WorkerSourceTaskContext"]
 
@@ -68,9 +64,6 @@ class WorkerSourceTask(WorkerTask):
         self._pending: dict[str, tuple[Mapping[str, Any], Mapping[str, Any] | None]] = {}
         self._last_partition: Mapping[str, Any] | None = None
         self._last_key = ""
-        # Produces the converted runs and records their offsets: while an attempt runs,
-        # the only writer of _pending (a flush drains it first). One per attempt.
-        self._sender: SourceSender | None = None
 
     def on_stop_requested(self) -> None:
         with self._task_lock:
@@ -91,9 +84,6 @@ class WorkerSourceTask(WorkerTask):
         task.initialize(WorkerSourceTaskContext(s.props, reader))
         with self._task_lock:
             self._task = task
-        sender = self._sender = SourceSender(
-            f"task-{self.id.connector}-{self.id.task}-producer",
-            context=lambda: log_context(connector=self.id.connector, task=self.id.task))
         stopped_by_us = False
         try:
             if self.stopping:
@@ -119,7 +109,6 @@ class WorkerSourceTask(WorkerTask):
                     next_flush = time.monotonic() + s.flush_interval_ms / 1000
             self._flush(task)
         finally:
-            sender.close()
             with self._task_lock:
                 self._task = None
             if not self.stopping:
@@ -148,11 +137,12 @@ class WorkerSourceTask(WorkerTask):
     def _send_run(self, task: SourceTask, records: Sequence[SourceRecord], at: int,
                   op: RetryWithToleranceOperator, pipeline: tuple[Any, Any, Any, Any]) -> int:
         """Convert records from ``records[at]`` on, as many as the first converted value's
-        size says make ``SEND_RUN_BYTES``, and submit them to the sender, which produces
-        them per topic and records their offsets; returns where the next run starts."""
+        size says make ``SEND_RUN_BYTES``, produce them per topic, record their offsets;
+        returns where the next run starts."""
         key_conv, value_conv, header_conv, chain = pipeline
         by_topic: dict[str, list[tuple[SourceRecord, ProducerRecord]]] = {}
-        start = at
+        # Tasks that keep SourceTask's no-op commit_record are not called per record.
+        acknowledges = type(task).commit_record is not SourceTask.commit_record
         count = end = len(records)
         sized = False
         while at < end:
@@ -160,6 +150,7 @@ class WorkerSourceTask(WorkerTask):
             at += 1
             produced = self._convert(record, op, key_conv, value_conv, header_conv, chain)
             if produced is None:
+                self._record_offset(record)
                 task.commit_record(record, None)
                 continue
             if not sized and produced[1][1] is not None:  # sized by a record, not a tombstone
@@ -170,34 +161,23 @@ class WorkerSourceTask(WorkerTask):
             if batch is None:
                 batch = by_topic[produced[0]] = []
             batch.append((record, produced[1]))
-        for topic in by_topic:
-            self._topic_creation.ensure(topic)
-        run = records[start:at] if start or at < count else records
-        assert self._sender is not None
-        self._sender.submit(lambda: self._produce_run(task, by_topic, run, op))
-        return at
-
-    def _produce_run(self, task: SourceTask,
-                     by_topic: dict[str, list[tuple[SourceRecord, ProducerRecord]]],
-                     run: Sequence[SourceRecord], op: RetryWithToleranceOperator) -> None:
-        """On the sender's thread: produce a run's records topic by topic, acknowledge
-        them to the task, then record the offsets of all its records, in order (those
-        dropped by a transformation or a tolerated error included)."""
-        # Tasks that keep SourceTask's no-op commit_record are not called per record.
-        acknowledges = type(task).commit_record is not SourceTask.commit_record
         for topic, batch in by_topic.items():
+            self._topic_creation.ensure(topic)
             metas = op.execute(Stage.KAFKA_PRODUCE, "LogBackend.produce",
                                lambda t=topic, b=batch: self.setup.backend.produce(
                                    t, [p for _, p in b]))
             if metas is SKIPPED:
                 continue
             self.setup.metrics.source_record_write_total += len(batch)
-            if acknowledges:
-                for (record, _), meta in zip(batch, metas, strict=True):
-                    task.commit_record(record, RecordMetadata(meta.topic, meta.partition,
-                                                              meta.offset, meta.timestamp))
-        for record in run:
-            self._record_offset(record)
+            if not acknowledges:
+                for record, _ in batch:
+                    self._record_offset(record)
+                continue
+            for (record, _), meta in zip(batch, metas, strict=True):
+                self._record_offset(record)
+                task.commit_record(record, RecordMetadata(meta.topic, meta.partition,
+                                                          meta.offset, meta.timestamp))
+        return at
 
     @staticmethod
     def _convert(record: SourceRecord, op: RetryWithToleranceOperator, key_conv: Any,
@@ -263,10 +243,7 @@ class WorkerSourceTask(WorkerTask):
         self._pending[self._last_key] = (partition, record.source_offset)
 
     def _flush(self, task: SourceTask) -> None:
-        """Wait for the runs submitted, store pending offsets, then let the task
-        acknowledge them in the source."""
-        if self._sender is not None:
-            self._sender.drain()
+        """Store pending offsets, then let the task acknowledge them in the source."""
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
