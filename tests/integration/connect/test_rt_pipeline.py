@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -122,6 +123,20 @@ class BigBatchSource(CountingSource):
     TASK = BigBatchSourceTask
 
 
+class OversizedSourceTask(CountingSourceTask):
+    """Like CountingSourceTask, but record 5 is larger than a topic takes (1 MB)."""
+
+    def poll(self) -> Sequence[SourceRecord] | None:
+        records = super().poll()
+        if records and records[0].value == {"n": 5}:
+            return [dataclasses.replace(records[0], value={"n": 5, "pad": "x" * 2_000_000})]
+        return records
+
+
+class OversizedSource(CountingSource):
+    TASK = OversizedSourceTask
+
+
 class CollectingSinkTask(SinkTask):
     def version(self) -> str:
         return "1"
@@ -174,6 +189,7 @@ def make_herder(tmp_path):
     def make(**worker_props: str) -> StandaloneHerder:
         plugins = Plugins({"CountingSource": CountingSource, "HangingSource": HangingSource,
                            "BigBatchSource": BigBatchSource,
+                           "OversizedSource": OversizedSource,
                            "CollectingSinkConnector": CollectingSink})
         cfg = WorkerConfig.from_props({"offset.flush.interval.ms": "100",
                                        "task.shutdown.graceful.timeout.ms": "500",
@@ -301,3 +317,20 @@ def test_a_large_poll_is_produced_in_runs_in_order_with_every_record_acknowledge
         acknowledged = [(value, offset) for topic, value, offset in ACKNOWLEDGED
                         if topic == tp.topic]
         assert acknowledged == [(value, i) for i, value in enumerate(expected)]
+
+
+def test_a_failed_produce_fails_the_task_and_nothing_after_it_lands(make_herder) -> None:
+    """A record the log refuses (too large) fails the task: the records after it are never
+    produced, and no offset past the last record produced is stored."""
+    herder = make_herder()
+    config = {**_source("too-big", "too-big", limit="20"),
+              "connector.class": "OversizedSource", "errors.task.restart.enable": "false"}
+    herder.put_connector_config("too-big", config, allow_replace=False)
+    wait_for(lambda: herder.connector_status("too-big").tasks[0].state == "FAILED")
+    assert "RecordTooLarge" in (herder.task_status("too-big", 0).trace or "")
+    backend = herder.worker.backend
+    tp = TopicPartition("too-big", 0)
+    assert [json.loads(r.value)["n"] for r in backend.fetch({tp: 0})[tp].records] \
+        == [0, 1, 2, 3, 4]
+    offsets = herder.connector_offsets("too-big")
+    assert offsets in ([], [{"partition": {"src": "counter"}, "offset": {"n": 4}}])
