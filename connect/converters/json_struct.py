@@ -9,6 +9,12 @@ ordinary encoder from ``json_encode``, which handles defaults, subclasses, logic
 and raises the errors, so the generated text is byte for byte what the ordinary
 encoders write. The source holds no schema text (names, docs): field names, their
 encoders and constants are passed in as variables, so no schema can inject code.
+
+When the optional C module (``_json_speedups.c``) is built, the generated encoder only
+checks the struct and hands its values to a ``FieldsEncoder``, which takes the same fast
+paths in C (a third of the time for a Debezium envelope) and calls the same field
+encoders for everything else; the f-string version is the fallback and the reference the
+tests hold the C one to.
 """
 
 from __future__ import annotations
@@ -21,7 +27,15 @@ from connect.api.data import Field, Schema, Struct, Type
 from connect.api.errors import DataError
 from connect.converters.json_schema import quote
 
+try:  # the optional C writer; see _json_speedups.c
+    from connect.converters._json_speedups import FieldsEncoder
+except ImportError:  # no compiler at install time: the generated f-strings do it all
+    FieldsEncoder = None
+
 __all__ = ["compile_struct_encoder"]
+
+# Field kinds the C writer has a fast path for (its KIND_* constants).
+_OTHER, _INT, _STR, _BOOL = 0, 1, 2, 3
 
 Encode = Callable[[Any], str]
 
@@ -42,18 +56,27 @@ _WATCHED = 16
 
 
 def compile_struct_encoder(schema: Schema, field_encoders: list[Encode],
-                           on_null: Callable[[], str], *, null_is_null: list[bool]
-                           ) -> Encode:
+                           on_null: Callable[[], str], *, null_is_null: list[bool],
+                           accelerated: bool = True) -> Encode:
     """The encoder of values of the STRUCT ``schema``.
 
     ``field_encoders`` are the fields' complete encoders (index order) and
     ``null_is_null[i]`` says whether field ``i`` writes ``null`` for None (optional, and
     no default replaces it), so that case can be inlined. ``on_null`` gives the text of a
-    None struct.
+    None struct. ``accelerated=False`` keeps to the Python version even when the C writer
+    is built (the tests compare the two).
     """
     fields = schema.fields
     names: dict[str, Any] = {"Struct": Struct, "S": schema, "EB": _encode_basestring,
                              "U": "\\u00", "OTHER": _other_values(schema, on_null)}
+    if accelerated and FieldsEncoder is not None:
+        specs = []
+        for f, enc, plain_null in zip(fields, field_encoders, null_is_null, strict=True):
+            kind, low, high = _fast_kind(f.schema)
+            prefix = ("{" if f.index == 0 else ",") + quote(f.name) + ":"
+            specs.append((prefix, kind, plain_null, low, high, enc))
+        names["FAST"] = FieldsEncoder(specs, "}" if fields else "{}")
+        return _exec(_C_SOURCE, names)
     inline: list[str] = []
     for f, enc, plain_null in zip(fields, field_encoders, null_is_null, strict=True):
         i = f.index
@@ -91,6 +114,18 @@ def _source(fields: list[Field], inline: list[str], *, watch: bool) -> str:
         f"{seen}"
         f"    return {body}\n"
     )
+
+
+# The generated encoder when the C writer is built: the struct check, then C.
+_C_SOURCE = (
+    "def encode(value):\n"
+    "    if type(value) is Struct and value._schema is S:\n"
+    "        return FAST(value._values)\n"
+    "    values = OTHER(value)\n"
+    "    if type(values) is str:\n"
+    "        return values\n"
+    "    return FAST(values)\n"
+)
 
 
 def _exec(source: str, names: dict[str, Any]) -> Encode:
@@ -149,21 +184,33 @@ class _Watch:
         self.encode.__code__ = specialised.__code__
 
 
+def _fast_kind(schema: Schema) -> tuple[int, int, int]:
+    """The common case a field's values have a fast path for: (kind, low, high), the
+    range for integers."""
+    if schema.name is not None and schema.name.startswith("org.apache.kafka.connect.data."):
+        return _OTHER, 0, 0  # logical types: the encoder converts them
+    if schema.type in _INT_RANGES:
+        return (_INT, *_INT_RANGES[schema.type])
+    if schema.type is Type.STRING:
+        return _STR, 0, 0
+    if schema.type is Type.BOOLEAN:
+        return _BOOL, 0, 0
+    return _OTHER, 0, 0
+
+
 def _inline(schema: Schema, i: int, plain_null: bool, names: dict[str, Any]) -> str:
     """A Python expression for field ``i``'s JSON text (or an int f-string formats as
     its JSON text), falling back to its encoder ``E{i}`` outside the common case."""
     v, fallback = f"v{i}", f"E{i}(v{i})"
-    if schema.name is not None and schema.name.startswith("org.apache.kafka.connect.data."):
-        fast = None  # logical types: the encoder converts them
-    elif schema.type in _INT_RANGES:
-        low, high = _INT_RANGES[schema.type]
+    kind, low, high = _fast_kind(schema)
+    if kind == _INT:
         names[f"L{i}"], names[f"H{i}"] = low, high
-        fast = f"{v} if type({v}) is int and L{i} <= {v} <= H{i}"
-    elif schema.type is Type.STRING:
+        fast: str | None = f"{v} if type({v}) is int and L{i} <= {v} <= H{i}"
+    elif kind == _STR:
         # encode_basestring escapes what Jackson escapes, but control characters with
         # lower-case hex: those (rare) strings take the encoder, which fixes the case.
         fast = f"o if type({v}) is str and U not in (o := EB({v}))"
-    elif schema.type is Type.BOOLEAN:
+    elif kind == _BOOL:
         fast = f"'true' if {v} is True else 'false' if {v} is False"
     else:
         fast = None
