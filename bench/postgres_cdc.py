@@ -38,6 +38,12 @@ runs, and ``1e6 / worker_cpu_us_per_row`` is the rate the worker reaches with a 
 itself. ``worker_sys_us_per_row`` is the part of the worker's CPU spent in the kernel,
 mostly copying the log's writes into the page cache (which in a VM that hands out guest
 memory on first touch costs several times what it does on reused pages).
+``page_cache_write_*`` measures that floor in the same run: the stream's bytes (the
+topic's growth during streaming) written by this process into a new file in 256 kB
+writes, then removed; ``raw_read_plus_write_changes_per_s`` is the rate of one thread
+that read the changes as fast as the raw slot read and wrote their bytes as fast as that,
+and ``streaming_vs_raw_read_plus_write`` compares the stream with it (for the record: the
+issue's target is against the raw slot read alone).
 
 ``--topic-compression lz4`` creates the connector's topics with that ``compression.type``
 (``topic.creation.default.compression.type``, as Debezium's topic auto-creation example
@@ -50,6 +56,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -181,6 +188,30 @@ def raw_stream(cfg: PostgresConfig, slot: str, until_xid: int) -> tuple[int, flo
     RAW_CPU_S = time.process_time() - cpu_started
     repl.close()
     return changes, elapsed
+
+
+def dir_bytes(path: Path) -> int:
+    """Bytes of the ``.log`` segment files under ``path``."""
+    return sum(f.stat().st_size for f in path.rglob("*.log"))
+
+
+def page_cache_write(path: Path, size: int, chunk: int = 256 * 1024) -> tuple[float, float]:
+    """Write ``size`` bytes to a new file in ``chunk`` s, as the log appends its batches,
+    then remove it: (wall seconds, kernel CPU seconds of this process)."""
+    block = os.urandom(chunk)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+    started = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        written = 0
+        while written < size:
+            written += os.write(fd, block[:min(chunk, size - written)])
+    finally:
+        os.close(fd)
+    wall = time.perf_counter() - started
+    sys_s = resource.getrusage(resource.RUSAGE_SELF).ru_stime - before
+    path.unlink()
+    return wall, sys_s
 
 
 def raw_sql(dsn: str, slot: str, pub: str, until_lsn: str) -> tuple[int, float]:
@@ -391,6 +422,7 @@ def main() -> None:
                           timeout=30).raise_for_status()
             wait(lambda: offset(base).get("snapshot_completed"), "the snapshot", every=0.1)
         snapshot_s = snap_cpu.wall
+        snapshot_bytes = dir_bytes(tmp / "data")
         # Streaming: the raw slots exist before the writes.
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute("SELECT pg_create_logical_replication_slot('raw', 'pgoutput')")
@@ -415,6 +447,10 @@ def main() -> None:
         with Accounting(None, postmaster) as raw_cpu:
             raw_changes, raw_s = raw_stream(cfg, "raw", marker)
         assert raw_changes == changes, (raw_changes, changes)
+        # The log's own floor: writing the stream's bytes into the page cache, no Connect.
+        stream_bytes = dir_bytes(tmp / "data") - snapshot_bytes
+        write_s, write_sys_s = page_cache_write(tmp / "page-cache-write", stream_bytes)
+        raw_plus_write = changes / (raw_s / raw_changes * changes + write_s)
         sql_result = None if args.skip_sql else raw_sql(dsn, "rawsql", cfg.publication_name,
                                                         end_lsn)
         result = {
@@ -428,6 +464,11 @@ def main() -> None:
             **stream_cpu.report("streaming", changes),
             "raw_slot_cpu_us_per_change": round(RAW_CPU_S / raw_changes * 1e6, 2),
             **raw_cpu.report("raw", raw_changes),
+            "stream_log_bytes_per_change": round(stream_bytes / changes),
+            "page_cache_write_us_per_change": round(write_s / changes * 1e6, 2),
+            "page_cache_write_sys_us_per_change": round(write_sys_s / changes * 1e6, 2),
+            "raw_read_plus_write_changes_per_s": round(raw_plus_write),
+            "streaming_vs_raw_read_plus_write": round((changes / stream_s) / raw_plus_write, 3),
             "load_average_1m_at_end": round(os.getloadavg()[0], 1),
             "topic_compression": args.topic_compression or "producer (none)",
         }
