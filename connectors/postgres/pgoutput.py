@@ -8,6 +8,7 @@ frozen) slotted dataclasses because one is built per change; nothing mutates the
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 
@@ -147,7 +148,7 @@ def _string(buf: bytes, at: int) -> tuple[str, int]:
     return buf[at:end].decode(), end + 1
 
 
-def _tuple(buf: bytes, at: int) -> tuple[list[object], int]:
+def _py_tuple(buf: bytes, at: int) -> tuple[list[object], int]:
     """TupleData: values as text (str), None for NULL, UNCHANGED_TOAST for 'u'."""
     (ncols,) = _I16.unpack_from(buf, at)
     at += 2
@@ -173,6 +174,14 @@ def _tuple(buf: bytes, at: int) -> tuple[list[object], int]:
         else:
             raise PgOutputError(f"unknown tuple column kind {chr(kind)!r}")
     return values, at
+
+
+try:  # the optional C decoder of the same (see _pgoutput_speedups.c)
+    from connectors.postgres._pgoutput_speedups import decode_tuple as _c_decode_tuple
+except ImportError:  # no compiler at install time
+    _tuple = _py_tuple
+else:
+    _tuple = functools.partial(_c_decode_tuple, UNCHANGED_TOAST, PgOutputError)
 
 
 def decode(buf: bytes) -> Message:
