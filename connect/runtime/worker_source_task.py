@@ -140,7 +140,8 @@ class WorkerSourceTask(WorkerTask):
         size says make ``SEND_RUN_BYTES``, produce them per topic, record their offsets;
         returns where the next run starts."""
         key_conv, value_conv, header_conv, chain = pipeline
-        by_topic: dict[str, list[tuple[SourceRecord, ProducerRecord]]] = {}
+        # Per topic, its records and what they were converted to, in the same order.
+        by_topic: dict[str, tuple[list[SourceRecord], list[ProducerRecord]]] = {}
         # Tasks that keep SourceTask's no-op commit_record are not called per record.
         acknowledges = type(task).commit_record is not SourceTask.commit_record
         count = end = len(records)
@@ -169,7 +170,7 @@ class WorkerSourceTask(WorkerTask):
             else:
                 produced = self._convert(record, op, key_conv, value_conv, header_conv, chain)
             if produced is None:
-                self._record_offset(record)
+                self._record_offsets((record,))
                 task.commit_record(record, None)
                 continue
             if not sized and produced[1][1] is not None:  # sized by a record, not a tombstone
@@ -178,24 +179,21 @@ class WorkerSourceTask(WorkerTask):
                 end = min(count, at - 1 + max(1, SEND_RUN_BYTES // size))
             batch = by_topic.get(produced[0])
             if batch is None:
-                batch = by_topic[produced[0]] = []
-            batch.append((record, produced[1]))
-        for topic, batch in by_topic.items():
+                batch = by_topic[produced[0]] = ([], [])
+            batch[0].append(record)
+            batch[1].append(produced[1])
+        for topic, (sent, batch) in by_topic.items():
             self._topic_creation.ensure(topic)
             metas = op.execute(Stage.KAFKA_PRODUCE, "LogBackend.produce",
-                               lambda t=topic, b=batch: self.setup.backend.produce(
-                                   t, [p for _, p in b]))
+                               lambda t=topic, b=batch: self.setup.backend.produce(t, b))
             if metas is SKIPPED:
                 continue
             self.setup.metrics.source_record_write_total += len(batch)
-            if not acknowledges:
-                for record, _ in batch:
-                    self._record_offset(record)
-                continue
-            for (record, _), meta in zip(batch, metas, strict=True):
-                self._record_offset(record)
-                task.commit_record(record, RecordMetadata(meta.topic, meta.partition,
-                                                          meta.offset, meta.timestamp))
+            self._record_offsets(sent)
+            if acknowledges:
+                for record, meta in zip(sent, metas, strict=True):
+                    task.commit_record(record, RecordMetadata(meta.topic, meta.partition,
+                                                              meta.offset, meta.timestamp))
         return at
 
     @staticmethod
@@ -252,14 +250,18 @@ class WorkerSourceTask(WorkerTask):
         return topic, _new_tuple(ProducerRecord, (key, value, raw, out.timestamp,
                                                   out.kafka_partition))
 
-    def _record_offset(self, record: SourceRecord) -> None:
-        partition = record.source_partition
-        if partition is None or record.source_offset is None:
-            return
-        # Runs of records usually share one source partition: reuse its lookup key.
-        if partition is not self._last_partition and partition != self._last_partition:
-            self._last_partition, self._last_key = partition, _canonical(partition)
-        self._pending[self._last_key] = (partition, record.source_offset)
+    def _record_offsets(self, records: Sequence[SourceRecord]) -> None:
+        """Note the offsets of ``records`` (written, or dropped), in order, as pending."""
+        pending, last, key = self._pending, self._last_partition, self._last_key
+        for record in records:
+            partition = record.source_partition
+            if partition is None or record.source_offset is None:
+                continue
+            # Runs of records usually share one source partition: reuse its lookup key.
+            if partition is not last and partition != last:
+                last, key = partition, _canonical(partition)
+            pending[key] = (partition, record.source_offset)
+        self._last_partition, self._last_key = last, key
 
     def _flush(self, task: SourceTask) -> None:
         """Store pending offsets, then let the task acknowledge them in the source."""
