@@ -69,18 +69,20 @@ def compile_struct_encoder(schema: Schema, field_encoders: list[Encode],
     fields = schema.fields
     names: dict[str, Any] = {"Struct": Struct, "S": schema, "EB": _encode_basestring,
                              "U": "\\u00", "OTHER": _other_values(schema, on_null)}
+    # What comes before each field's value: the opening brace or a comma, and its name.
+    prefixes = [("{" if f.index == 0 else ",") + quote(f.name) + ":" for f in fields]
     if accelerated and FieldsEncoder is not None:
         specs = []
-        for f, enc, plain_null in zip(fields, field_encoders, null_is_null, strict=True):
+        for f, prefix, enc, plain_null in zip(fields, prefixes, field_encoders, null_is_null,
+                                              strict=True):
             kind, low, high = _fast_kind(f.schema)
-            prefix = ("{" if f.index == 0 else ",") + quote(f.name) + ":"
             specs.append((prefix, kind, plain_null, low, high, enc))
         names["FAST"] = FieldsEncoder(specs, "}" if fields else "{}")
         return _exec(_C_SOURCE, names)
     inline: list[str] = []
-    for f, enc, plain_null in zip(fields, field_encoders, null_is_null, strict=True):
+    for f, prefix, enc, plain_null in zip(fields, prefixes, field_encoders, null_is_null,
+                                          strict=True):
         i = f.index
-        prefix = ("{" if i == 0 else ",") + quote(f.name) + ":"
         names[f"P{i}"], names[f"E{i}"] = prefix, enc
         inline.append(_inline(f.schema, i, plain_null, names))
     # The string fields (their encoders' own fast path), which may turn out constant.
