@@ -146,29 +146,10 @@ class WorkerSourceTask(WorkerTask):
         acknowledges = type(task).commit_record is not SourceTask.commit_record
         count = end = len(records)
         sized = False
-        # Without transformations a record without headers is converted right here: the
-        # same two converter calls as _convert, without its call and steps (~0.4 us a
-        # record); a converter's error sends the record down _convert's path, which tries
-        # again and retries, reports or tolerates it.
-        plain = not len(chain)
-        to_key, to_value = key_conv.from_connect_data, value_conv.from_connect_data
         while at < end:
             record = records[at]
             at += 1
-            if plain and not headers_or_none(record):
-                topic = record.topic
-                raw: list[tuple[str, bytes | None]] = []
-                try:
-                    produced: tuple[str, ProducerRecord] | None = topic, _new_tuple(
-                        ProducerRecord, (to_key(topic, record.key_schema, record.key, raw),
-                                         to_value(topic, record.value_schema, record.value,
-                                                  raw),
-                                         raw, record.timestamp, record.kafka_partition))
-                except Exception:  # handled, with the record's context, by _convert
-                    produced = self._convert(record, op, key_conv, value_conv, header_conv,
-                                             chain)
-            else:
-                produced = self._convert(record, op, key_conv, value_conv, header_conv, chain)
+            produced = self._convert(record, op, key_conv, value_conv, header_conv, chain)
             if produced is None:
                 self._record_offsets((record,))
                 task.commit_record(record, None)
