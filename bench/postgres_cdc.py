@@ -37,10 +37,13 @@ the wall-clock rates fall with that load; the CPU per row stays comparable betwe
 runs, and ``1e6 / worker_cpu_us_per_row`` is the rate the worker reaches with a core to
 itself. ``worker_sys_us_per_row`` is the part of the worker's CPU spent in the kernel,
 mostly copying the log's writes into the page cache (which in a VM that hands out guest
-memory on first touch costs several times what it does on reused pages).
-``page_cache_write_*`` measures that floor in the same run: the stream's bytes (the
-topic's growth during streaming) written by this process into a new file in 256 kB
-writes, then removed; ``raw_read_plus_write_changes_per_s`` is the rate of one thread
+memory on first touch costs several times what it does on reused pages: see
+``core/log/page_cache.py``). ``page_cache_write_*`` measures that floor in the same run:
+the stream's bytes (the topic's growth during streaming) written by this process into a
+new file in 256 kB writes, as the log writes them (with the default
+``ferry.page.cache.window.bytes``), then removed; ``page_cache_write_no_window_*`` the
+same with the page cache left to the kernel (``-1``, Kafka's way).
+``raw_read_plus_write_changes_per_s`` is the rate of one thread
 that read the changes as fast as the raw slot read and wrote their bytes as fast as that,
 and ``streaming_vs_raw_read_plus_write`` compares the stream with it (for the record: the
 issue's target is against the raw slot read alone).
@@ -77,6 +80,8 @@ from bench._servers import free_port  # noqa: E402
 from connectors.postgres import pgoutput  # noqa: E402
 from connectors.postgres.config import PostgresConfig  # noqa: E402
 from connectors.postgres.replication import Keepalive, ReplicationConnection  # noqa: E402
+from core.log.config import TopicConfig  # noqa: E402
+from core.log.page_cache import PageCacheWindow  # noqa: E402
 
 NAME = "bench-cdc"
 RAW_CPU_S = 0.0
@@ -195,17 +200,35 @@ def dir_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*.log"))
 
 
-def page_cache_write(path: Path, size: int, chunk: int = 256 * 1024) -> tuple[float, float]:
-    """Write ``size`` bytes to a new file in ``chunk`` s, as the log appends its batches,
-    then remove it: (wall seconds, kernel CPU seconds of this process)."""
+class _File:
+    """A plain file seen as the page-cache window sees a segment."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.size = 0
+
+    def acquire(self) -> bool:
+        return True
+
+    def release(self) -> None:
+        pass
+
+
+def page_cache_write(path: Path, size: int, window: int,
+                     chunk: int = 256 * 1024) -> tuple[float, float]:
+    """Write ``size`` bytes to a new file in ``chunk`` s, as the log appends its batches
+    with ``ferry.page.cache.window.bytes`` = ``window``, then remove it: (wall seconds,
+    kernel CPU seconds of this process)."""
     block = os.urandom(chunk)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_stime
     started = time.perf_counter()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    file, cache = _File(fd), PageCacheWindow()
     try:
-        written = 0
-        while written < size:
-            written += os.write(fd, block[:min(chunk, size - written)])
+        while file.size < size:
+            written = os.write(fd, block[:min(chunk, size - file.size)])
+            cache.appended(file, file.size, written, window)  # type: ignore[arg-type]
+            file.size += written
     finally:
         os.close(fd)
     wall = time.perf_counter() - started
@@ -449,7 +472,9 @@ def main() -> None:
         assert raw_changes == changes, (raw_changes, changes)
         # The log's own floor: writing the stream's bytes into the page cache, no Connect.
         stream_bytes = dir_bytes(tmp / "data") - snapshot_bytes
-        write_s, write_sys_s = page_cache_write(tmp / "page-cache-write", stream_bytes)
+        window = TopicConfig().page_cache_window_bytes
+        write_s, write_sys_s = page_cache_write(tmp / "page-cache-write", stream_bytes, window)
+        kernel_s, kernel_sys_s = page_cache_write(tmp / "page-cache-write", stream_bytes, -1)
         raw_plus_write = changes / (raw_s / raw_changes * changes + write_s)
         sql_result = None if args.skip_sql else raw_sql(dsn, "rawsql", cfg.publication_name,
                                                         end_lsn)
@@ -467,6 +492,9 @@ def main() -> None:
             "stream_log_bytes_per_change": round(stream_bytes / changes),
             "page_cache_write_us_per_change": round(write_s / changes * 1e6, 2),
             "page_cache_write_sys_us_per_change": round(write_sys_s / changes * 1e6, 2),
+            "page_cache_write_no_window_us_per_change": round(kernel_s / changes * 1e6, 2),
+            "page_cache_write_no_window_sys_us_per_change":
+                round(kernel_sys_s / changes * 1e6, 2),
             "raw_read_plus_write_changes_per_s": round(raw_plus_write),
             "streaming_vs_raw_read_plus_write": round((changes / stream_s) / raw_plus_write, 3),
             "load_average_1m_at_end": round(os.getloadavg()[0], 1),

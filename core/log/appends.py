@@ -108,6 +108,7 @@ class LogAppends(LogState):
         last = infos[-1].last_offset
         try:
             segment = self._maybe_roll(len(buf), last, len(infos), now)
+            position = segment.size
             segment.append(buf, infos, config.index_interval_bytes)
         except (StorageError, OSError) as exc:
             self._write_failed("append", exc, segment_damaged=self._segments.active.damaged)
@@ -119,6 +120,7 @@ class LogAppends(LogState):
             segment.created_ms = now
         self._segments.appended(last + 1)
         self._flush.note_append(segment, records, now)
+        self._page_cache.appended(segment, position, len(buf), config.page_cache_window_bytes)
         return self._flush.due_by_count(config), self._listeners
 
     def _after_append(self, listeners: list[Callable[[int], None]], flush_now: bool) -> None:

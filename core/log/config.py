@@ -227,6 +227,12 @@ TOPIC_CONFIGS: dict[str, ConfigKey] = {
            "Ferry only: an acks=all produce is answered once an fsync covers its batch "
            "(group commit), so no acknowledged record is lost in a power cut.", None,
            "acks_all_fsync"),
+        _K("ferry.page.cache.window.bytes", "long", 1073741824,
+           "Ferry only: as a partition grows, its written data more than this many bytes "
+           "behind the end is written back and dropped from the OS page cache, so that a "
+           "long stream of appends reuses memory instead of filling the cache; -1 leaves "
+           "the page cache to the kernel, as Kafka does.", at_least(-1),
+           "page_cache_window_bytes"),
     )
 }
 
@@ -259,6 +265,7 @@ BROKER_DEFAULT_NAMES: dict[str, str] = {
     "log.message.downconversion.enable": "message.downconversion.enable",
     "log.message.timestamp.difference.max.ms": "message.timestamp.difference.max.ms",
     "ferry.acks.all.fsync": "ferry.acks.all.fsync",
+    "ferry.page.cache.window.bytes": "ferry.page.cache.window.bytes",
 }
 
 
@@ -293,6 +300,7 @@ class TopicConfig:
     message_downconversion_enable: bool = True
     message_timestamp_difference_max_ms: int = LONG_MAX
     acks_all_fsync: bool = True
+    page_cache_window_bytes: int = 1073741824
 
     @property
     def compact(self) -> bool:

@@ -27,6 +27,7 @@ from core.log.errors import LogClosedError, LogDirOfflineError, StorageError
 from core.log.flush_stats import FLUSH_STATS
 from core.log.flushing import FlushState
 from core.log.loader import fsync_directory
+from core.log.page_cache import PageCacheWindow
 from core.log.segment import LogSegment
 from core.log.segment_list import SegmentList
 from core.log.start_offset import load_start_offset
@@ -60,6 +61,7 @@ class LogState:
         start = segments[0].base_offset
         self._flush = FlushState(start)  # guarded by _lock
         self._flush.unknown(segments)
+        self._page_cache = PageCacheWindow()  # guarded by _lock
         # Where DeleteRecords moved the start (0: never); only grows, changed under _lock.
         self._deleted_below = min(load_start_offset(directory), self._segments.view.end_offset)
 
