@@ -48,6 +48,9 @@ that read the changes as fast as the raw slot read and wrote their bytes as fast
 and ``streaming_vs_raw_read_plus_write`` compares the stream with it (for the record: the
 issue's target is against the raw slot read alone).
 
+``--page-cache-window -1`` creates the connector's topics with the page cache left to the
+kernel (``ferry.page.cache.window.bytes``, Kafka's way) for a comparison with the default.
+
 ``--topic-compression lz4`` creates the connector's topics with that ``compression.type``
 (``topic.creation.default.compression.type``, as Debezium's topic auto-creation example
 sets lz4): the embedded log then stores lz4 batches, and a JsonConverter record with its
@@ -374,6 +377,10 @@ def main() -> None:
     parser.add_argument("--topic-compression", choices=["lz4", "zstd", "snappy", "gzip"],
                         help="create the connector's topics with this compression.type "
                              "(KIP-158's topic.creation.default.compression.type)")
+    parser.add_argument("--page-cache-window", type=int, metavar="BYTES",
+                        help="create the connector's topics with this "
+                             "ferry.page.cache.window.bytes (-1: the kernel's page cache, "
+                             "as Kafka)")
     args = parser.parse_args()
     n = args.rows
     pg = PostgresProcess()
@@ -402,6 +409,9 @@ def main() -> None:
                   "topic.creation.default.replication.factor": "1"}
         if args.topic_compression:
             config["topic.creation.default.compression.type"] = args.topic_compression
+        if args.page_cache_window is not None:
+            config["topic.creation.default.ferry.page.cache.window.bytes"] = str(
+                args.page_cache_window)
         cfg = PostgresConfig.parse(config)
         if args.connector_only or args.in_process:
             result = connector_only(pg, config, n, tmp / "data" if args.in_process else None)
@@ -499,6 +509,9 @@ def main() -> None:
             "streaming_vs_raw_read_plus_write": round((changes / stream_s) / raw_plus_write, 3),
             "load_average_1m_at_end": round(os.getloadavg()[0], 1),
             "topic_compression": args.topic_compression or "producer (none)",
+            "page_cache_window_bytes": (TopicConfig().page_cache_window_bytes
+                                        if args.page_cache_window is None
+                                        else args.page_cache_window),
         }
         del result["raw_worker_cpu_us_per_row"]
         if sql_result is not None:
