@@ -62,7 +62,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -80,11 +79,11 @@ from postgres_process import PASSWORD, PostgresProcess  # noqa: E402
 
 from bench._cpu_accounting import machine_busy_s, process_cpu_s  # noqa: E402
 from bench._servers import free_port  # noqa: E402
+from bench.page_cache_write import page_cache_write  # noqa: E402
 from connectors.postgres import pgoutput  # noqa: E402
 from connectors.postgres.config import PostgresConfig  # noqa: E402
 from connectors.postgres.replication import Keepalive, ReplicationConnection  # noqa: E402
 from core.log.config import TopicConfig  # noqa: E402
-from core.log.page_cache import PageCacheWindow  # noqa: E402
 
 NAME = "bench-cdc"
 RAW_CPU_S = 0.0
@@ -201,43 +200,6 @@ def raw_stream(cfg: PostgresConfig, slot: str, until_xid: int) -> tuple[int, flo
 def dir_bytes(path: Path) -> int:
     """Bytes of the ``.log`` segment files under ``path``."""
     return sum(f.stat().st_size for f in path.rglob("*.log"))
-
-
-class _File:
-    """A plain file seen as the page-cache window sees a segment."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.size = 0
-
-    def acquire(self) -> bool:
-        return True
-
-    def release(self) -> None:
-        pass
-
-
-def page_cache_write(path: Path, size: int, window: int,
-                     chunk: int = 256 * 1024) -> tuple[float, float]:
-    """Write ``size`` bytes to a new file in ``chunk`` s, as the log appends its batches
-    with ``ferry.page.cache.window.bytes`` = ``window``, then remove it: (wall seconds,
-    kernel CPU seconds of this process)."""
-    block = os.urandom(chunk)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_stime
-    started = time.perf_counter()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    file, cache = _File(fd), PageCacheWindow()
-    try:
-        while file.size < size:
-            written = os.write(fd, block[:min(chunk, size - file.size)])
-            cache.appended(file, file.size, written, window)  # type: ignore[arg-type]
-            file.size += written
-    finally:
-        os.close(fd)
-    wall = time.perf_counter() - started
-    sys_s = resource.getrusage(resource.RUSAGE_SELF).ru_stime - before
-    path.unlink()
-    return wall, sys_s
 
 
 def raw_sql(dsn: str, slot: str, pub: str, until_lsn: str) -> tuple[int, float]:
@@ -483,8 +445,8 @@ def main() -> None:
         # The log's own floor: writing the stream's bytes into the page cache, no Connect.
         stream_bytes = dir_bytes(tmp / "data") - snapshot_bytes
         window = TopicConfig().page_cache_window_bytes
-        write_s, write_sys_s = page_cache_write(tmp / "page-cache-write", stream_bytes, window)
-        kernel_s, kernel_sys_s = page_cache_write(tmp / "page-cache-write", stream_bytes, -1)
+        write_s, write_sys_s, _ = page_cache_write(tmp / "page-cache-write", stream_bytes, window)
+        kernel_s, kernel_sys_s, _ = page_cache_write(tmp / "page-cache-write", stream_bytes, -1)
         raw_plus_write = changes / (raw_s / raw_changes * changes + write_s)
         sql_result = None if args.skip_sql else raw_sql(dsn, "rawsql", cfg.publication_name,
                                                         end_lsn)

@@ -18,25 +18,31 @@ window (``docs/benchmarks.md``). Elsewhere it keeps the page cache for data that
 The cost: a reader more than the window behind the end of a partition reads from disk
 instead of memory. ``-1`` leaves the page cache to the kernel, as Kafka does.
 
-Each call to ``posix_fadvise`` writes back the dirty pages of its range (asynchronously)
-and drops the clean ones, so every range is given twice, one step apart: the first call
-starts its write-back, the second drops what it wrote back.
+Each call to ``posix_fadvise`` starts writing back the dirty pages of its range and drops
+the clean ones, while pages still being written back stay. So each range is given again at
+the next steps, ``PASSES`` in all: the first starts its write-back, the later ones drop what
+has been written back by then. (With two passes a fast writer outran the disk and kept half
+its pages; ``docs/benchmarks.md``.) A disk slower than the appends for longer than that
+leaves the rest to the kernel, as without the window.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 
 from core.log.segment import LogSegment
 
-__all__ = ["STEP_BYTES", "PageCacheWindow", "drop_from_page_cache"]
+__all__ = ["PASSES", "STEP_BYTES", "PageCacheWindow", "drop_from_page_cache"]
 
 log = logging.getLogger(__name__)
 
 #: The window is applied each time a partition has grown by this much.
 STEP_BYTES = 16 << 20
+#: How many steps in a row each range is given to the kernel.
+PASSES = 8
 
 _ADVISE = getattr(os, "posix_fadvise", None)  # absent on macOS: the window does nothing
 
@@ -51,8 +57,12 @@ def drop_from_page_cache(fd: int, start: int, end: int) -> None:
 class _Segment:
     segment: LogSegment
     origin: int  # the partition's count of written bytes at this segment's position 0
-    floor: int  # below it, every page has been given twice
-    given: int  # below it, every page has been given once
+    ends: deque[int] = field(default_factory=lambda: deque(maxlen=PASSES))  # latest passes
+
+    @property
+    def floor(self) -> int:
+        """Below it, every page has been given ``PASSES`` times."""
+        return self.ends[0] if len(self.ends) == PASSES else 0
 
 
 class PageCacheWindow:
@@ -69,7 +79,7 @@ class PageCacheWindow:
         if entries and entries[-1].segment is segment:
             entries[-1].origin = self._written - position  # a truncation may have moved it
         else:
-            entries.append(_Segment(segment, self._written - position, 0, 0))
+            entries.append(_Segment(segment, self._written - position))
         self._written += size
         if self._written < self._next_step:
             return
@@ -95,8 +105,7 @@ class PageCacheWindow:
                     log.debug("posix_fadvise on %s failed: %s", segment, exc)
                 finally:
                     segment.release()
-                entry.floor = min(entry.given, end)
-                entry.given = end
+                entry.ends.append(end)
             if entry is last or entry.floor < segment.size:
                 kept.append(entry)
         self._segments = kept

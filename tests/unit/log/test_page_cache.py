@@ -92,7 +92,8 @@ def test_pages_more_than_the_window_behind_the_end_leave_the_page_cache(tmp_path
     assert len(old) > (3 * STEP_BYTES) // PAGE
     assert not any(old)
     assert sum(newest) >= 0.9 * len(newest)  # the head of the log is still served from memory
-    # Dropped from the cache, not from the log: every record reads back.
+    # Dropped from the cache, not from the log: every record reads back (and its pages come
+    # back into the cache as any read's do).
     assert len(read_all(plog, max_bytes=4 * MB)) == plog.log_end_offset
     plog.close()
 
@@ -129,3 +130,23 @@ def test_the_window_is_a_validated_topic_and_broker_setting():
     with pytest.raises(InvalidConfigError) as err:
         TopicConfig().with_overrides({"ferry.page.cache.window.bytes": "-2"})
     assert err.value.key == "ferry.page.cache.window.bytes"
+
+
+def test_a_truncated_log_goes_on_with_the_window(tmp_path):
+    """A follower's truncation removes segments the window still follows and moves the
+    active one back; appends after it continue, and every record reads back."""
+    window = 8 * MB
+    plog = open_log(tmp_path / "p", config(segment_bytes=8 * MB, flush_messages=1,
+                                             ferry_page_cache_window_bytes=window))
+    write(plog, 4 * STEP_BYTES)
+    plog.truncate_to(plog.log_end_offset // 3)
+    kept = plog.log_end_offset
+    write(plog, plog.size_bytes + 4 * STEP_BYTES)
+    assert plog.log_end_offset > kept
+    total = plog.size_bytes
+    old = [resident for position, resident in residency_by_position(tmp_path / "p")
+           if position + PAGE <= total - window - STEP_BYTES]
+    assert old and not any(old)
+    records = read_all(plog, max_bytes=4 * MB)
+    assert [r.offset for r in records] == list(range(plog.log_end_offset))
+    plog.close()
