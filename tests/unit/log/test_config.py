@@ -87,3 +87,14 @@ def test_deprecated_topic_configs_are_accepted_validated_and_ignored(caplog) -> 
     with pytest.raises(InvalidConfigError) as info:
         parse_topic_configs({"message.format.version": "banana"})
     assert info.value.key == "message.format.version"
+
+
+def test_the_page_cache_window_is_a_validated_topic_and_broker_setting():
+    assert TopicConfig().page_cache_window_bytes == 1 << 30
+    assert TopicConfig().with_overrides(
+        {"ferry.page.cache.window.bytes": "-1"}).page_cache_window_bytes == -1
+    assert broker_defaults(
+        {"ferry.page.cache.window.bytes": "268435456"}).page_cache_window_bytes == 256 << 20
+    with pytest.raises(InvalidConfigError) as err:
+        TopicConfig().with_overrides({"ferry.page.cache.window.bytes": "-2"})
+    assert err.value.key == "ferry.page.cache.window.bytes"

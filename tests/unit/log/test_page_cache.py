@@ -18,8 +18,6 @@ import sys
 import pytest
 from log_testing import batch_of, config, open_log, read_all
 
-from core.log.config import TopicConfig, broker_defaults
-from core.log.errors import InvalidConfigError
 from core.log.page_cache import STEP_BYTES
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -57,6 +55,27 @@ def resident_pages(path: os.PathLike) -> list[bool]:
             _libc.munmap(address, size)
     finally:
         os.close(fd)
+
+
+def filesystem_type(path: os.PathLike) -> str:
+    """The type of the file system ``path`` is on, from the longest matching mount point."""
+    path = os.path.realpath(path)
+    best, kind = "", ""
+    with open("/proc/self/mounts") as mounts:
+        for line in mounts:
+            fields = line.split()
+            point = fields[1].replace("\\040", " ")
+            inside = path == point or path.startswith(point.rstrip("/") + "/")
+            if inside and len(point) >= len(best):
+                best, kind = point, fields[2]
+    return kind
+
+
+@pytest.fixture(autouse=True)
+def _droppable_page_cache(tmp_path):
+    if filesystem_type(tmp_path) in ("tmpfs", "ramfs"):
+        pytest.skip(f"{tmp_path} is on {filesystem_type(tmp_path)}, whose pages are the "
+                    "files themselves: the kernel cannot drop them")
 
 
 def write(plog, total: int) -> None:
@@ -119,17 +138,6 @@ def test_segments_deleted_by_retention_are_left_alone(tmp_path):
     pages = residency_by_position(tmp_path / "p")
     assert pages  # the segments left are readable and the appends went on
     plog.close()
-
-
-def test_the_window_is_a_validated_topic_and_broker_setting():
-    assert TopicConfig().page_cache_window_bytes == 1 << 30
-    assert TopicConfig().with_overrides(
-        {"ferry.page.cache.window.bytes": "-1"}).page_cache_window_bytes == -1
-    assert broker_defaults(
-        {"ferry.page.cache.window.bytes": "268435456"}).page_cache_window_bytes == 256 * MB
-    with pytest.raises(InvalidConfigError) as err:
-        TopicConfig().with_overrides({"ferry.page.cache.window.bytes": "-2"})
-    assert err.value.key == "ferry.page.cache.window.bytes"
 
 
 def test_a_truncated_log_goes_on_with_the_window(tmp_path):
