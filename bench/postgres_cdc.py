@@ -40,7 +40,7 @@ mostly copying the log's writes into the page cache (which in a VM that hands ou
 memory on first touch costs several times what it does on reused pages: see
 ``core/log/page_cache.py``). ``page_cache_write_*`` measures that floor in the same run:
 the stream's bytes (the topic's growth during streaming) written by this process into a
-new file in 256 kB writes, as the log writes them (with the default
+new file in 256 kB writes, as the log writes them (with the topics'
 ``ferry.page.cache.window.bytes``), then removed; ``page_cache_write_no_window_*`` the
 same with the page cache left to the kernel (``-1``, Kafka's way).
 ``raw_read_plus_write_changes_per_s`` is the rate of one thread
@@ -371,9 +371,10 @@ def main() -> None:
                   "topic.creation.default.replication.factor": "1"}
         if args.topic_compression:
             config["topic.creation.default.compression.type"] = args.topic_compression
+        window = TopicConfig().page_cache_window_bytes
         if args.page_cache_window is not None:
-            config["topic.creation.default.ferry.page.cache.window.bytes"] = str(
-                args.page_cache_window)
+            window = args.page_cache_window
+            config["topic.creation.default.ferry.page.cache.window.bytes"] = str(window)
         cfg = PostgresConfig.parse(config)
         if args.connector_only or args.in_process:
             result = connector_only(pg, config, n, tmp / "data" if args.in_process else None)
@@ -444,7 +445,6 @@ def main() -> None:
         assert raw_changes == changes, (raw_changes, changes)
         # The log's own floor: writing the stream's bytes into the page cache, no Connect.
         stream_bytes = dir_bytes(tmp / "data") - snapshot_bytes
-        window = TopicConfig().page_cache_window_bytes
         write_s, write_sys_s, _ = page_cache_write(tmp / "page-cache-write", stream_bytes, window)
         kernel_s, kernel_sys_s, _ = page_cache_write(tmp / "page-cache-write", stream_bytes, -1)
         raw_plus_write = changes / (raw_s / raw_changes * changes + write_s)
@@ -471,9 +471,7 @@ def main() -> None:
             "streaming_vs_raw_read_plus_write": round((changes / stream_s) / raw_plus_write, 3),
             "load_average_1m_at_end": round(os.getloadavg()[0], 1),
             "topic_compression": args.topic_compression or "producer (none)",
-            "page_cache_window_bytes": (TopicConfig().page_cache_window_bytes
-                                        if args.page_cache_window is None
-                                        else args.page_cache_window),
+            "page_cache_window_bytes": window,
         }
         del result["raw_worker_cpu_us_per_row"]
         if sql_result is not None:
