@@ -73,9 +73,10 @@ def filesystem_type(path: os.PathLike) -> str:
 
 @pytest.fixture(autouse=True)
 def _droppable_page_cache(tmp_path):
-    if filesystem_type(tmp_path) in ("tmpfs", "ramfs"):
-        pytest.skip(f"{tmp_path} is on {filesystem_type(tmp_path)}, whose pages are the "
-                    "files themselves: the kernel cannot drop them")
+    kind = filesystem_type(tmp_path)
+    if kind in ("tmpfs", "ramfs"):
+        pytest.skip(f"{tmp_path} is on {kind}, whose pages are the files themselves: the "
+                    "kernel cannot drop them")
 
 
 def write(plog, total: int) -> None:
